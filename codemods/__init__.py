@@ -1,0 +1,1 @@
+"""libcst codemods and the ``tfclip-migrate`` command (never imports TensorFlow)."""

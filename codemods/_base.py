@@ -1,0 +1,161 @@
+"""What every tfclip codemod shares: diagnostics, fix safety, ``# noqa`` and options.
+
+Each rule is a :class:`TfcCodemod` (a libcst ``VisitorBasedCodemodCommand``). A rule
+*reports* every site it recognises, through :meth:`TfcCodemod.report`, and rewrites it
+only when :meth:`TfcCodemod.may_fix` says so (fixes enabled, safe or ``--unsafe-fixes``,
+no ``# noqa``). Diagnostics are collected in ``context.scratch`` so the engine (and the
+CLI) can read positions; under ``python -m libcst.tool codemod`` they also become
+libcst warnings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import re
+from dataclasses import asdict, dataclass
+from typing import ClassVar, List, Optional
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider
+
+DIAGNOSTICS_KEY = "tfclip.diagnostics"
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+
+
+class FixSafety(str, enum.Enum):
+    """Whether a site can be fixed automatically (ruff's vocabulary)."""
+
+    SAFE = "safe"  # behaviour and comments preserved; applied by default
+    UNSAFE = "unsafe"  # may change numerics or drop a comment; only with --unsafe-fixes
+    NONE = "none"  # diagnostic only; code left untouched
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding. ``line``/``col`` are 1-based, as in ``path:line:col: CODE message``."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    fix: FixSafety
+    applied: bool = False
+
+    def format(self) -> str:
+        marker = ""
+        if not self.applied and self.fix is FixSafety.SAFE:
+            marker = " [*]"
+        elif not self.applied and self.fix is FixSafety.UNSAFE:
+            marker = " [*unsafe]"
+        return f"{self.path}:{self.line}:{self.col}: {self.code}{marker} {self.message}"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["fix"] = self.fix.value
+        return data
+
+
+def noqa_codes(line: str) -> Optional[frozenset]:
+    """Codes silenced by a ``# noqa`` comment on ``line``: None if no noqa, empty set = all."""
+    match = _NOQA.search(line)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    if not codes:
+        return frozenset()
+    return frozenset(c.strip().upper() for c in codes.split(","))
+
+
+class TfcCodemod(VisitorBasedCodemodCommand):
+    """Base class of every rule. Subclasses set ``CODE``, ``NAME`` and ``SUMMARY``;
+    the class docstring is the rule's documentation (ruff's headings: What it does /
+    Why is this bad? / Example / Use instead / Fix safety)."""
+
+    CODE: ClassVar[str] = ""
+    NAME: ClassVar[str] = ""
+    SUMMARY: ClassVar[str] = ""
+    # Cheap text pre-filter: the rule can only fire if one of these substrings occurs.
+    TOKENS: ClassVar[tuple] = ()
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    DESCRIPTION: str = "tfclip-compat rule"
+
+    def __init__(
+        self,
+        context: CodemodContext,
+        unsafe_fixes: bool = False,
+        add_clip_norm: Optional[float] = None,
+        apply_fixes: bool = True,
+    ) -> None:
+        super().__init__(context)
+        self.unsafe_fixes = unsafe_fixes
+        self.add_clip_norm = add_clip_norm
+        self.apply_fixes = apply_fixes
+        self._lines_for: Optional[int] = None
+        self._lines: List[str] = []
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument("--unsafe-fixes", action="store_true", dest="unsafe_fixes")
+        arg_parser.add_argument("--add-clip-norm", type=float, default=None, dest="add_clip_norm")
+
+    # -- helpers for rules -------------------------------------------------------------
+
+    def _source_lines(self) -> List[str]:
+        module = self.context.module
+        if module is None:
+            return []
+        if self._lines_for != id(module):
+            self._lines = module.code.splitlines()
+            self._lines_for = id(module)
+        return self._lines
+
+    def suppressed(self, node: cst.CSTNode, code: Optional[str] = None) -> bool:
+        """True when a ``# noqa`` (bare, or naming ``code``) is on the node's first or last line."""
+        code = (code or self.CODE).upper()
+        pos = self.get_metadata(PositionProvider, node)
+        lines = self._source_lines()
+        for lineno in {pos.start.line, pos.end.line}:
+            if 1 <= lineno <= len(lines):
+                codes = noqa_codes(lines[lineno - 1])
+                if codes is not None and (not codes or code in codes):
+                    return True
+        return False
+
+    def may_fix(self, node: cst.CSTNode, safety: FixSafety, code: Optional[str] = None) -> bool:
+        """Whether to rewrite ``node`` now: fixes on, allowed safety, not suppressed."""
+        if not self.apply_fixes or safety is FixSafety.NONE:
+            return False
+        if safety is FixSafety.UNSAFE and not self.unsafe_fixes:
+            return False
+        return not self.suppressed(node, code)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        fix: FixSafety = FixSafety.NONE,
+        applied: bool = False,
+        code: Optional[str] = None,
+    ) -> None:
+        """Record a finding at ``node`` (skipped when a ``# noqa`` silences it)."""
+        code = code or self.CODE
+        if self.suppressed(node, code):
+            return
+        pos = self.get_metadata(PositionProvider, node)
+        diag = Diagnostic(
+            path=self.context.filename or "-",
+            line=pos.start.line,
+            col=pos.start.column + 1,
+            code=code,
+            message=message,
+            fix=fix,
+            applied=applied,
+        )
+        self.context.scratch.setdefault(DIAGNOSTICS_KEY, []).append(diag)
+        self.warn(diag.format())

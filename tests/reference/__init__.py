@@ -1,0 +1,131 @@
+"""Test-only TF 1.15 ``tf.contrib`` reference, to execute legacy "before" programs on TF 2.
+
+Nothing here imports ``tfclip_compat``: these modules are the ground truth the shim and the
+codemods are compared against. They are rewritten from the TF 1.15 sources:
+
+- ``reference.contrib_training``: ``tf.contrib.training`` (``create_train_op``,
+  ``clip_gradient_norms``, ``clip_gradient_norms_fn``, ``add_gradients_summaries``,
+  ``multiply_gradients``);
+- ``reference.contrib_layers``: ``tf.contrib.layers`` (``optimize_loss``,
+  ``adaptive_clipping_fn``, ``OPTIMIZER_CLS_NAMES``, ``OPTIMIZER_SUMMARIES``);
+- ``reference.contrib_estimator`` (shim-core's): ``tf.contrib.estimator.clip_gradients_by_norm``,
+  loaded lazily on first use of ``contrib.estimator``.
+
+Import it from a test as ``from reference import legacy_tf, run_legacy, contrib`` (pytest puts
+``tests/`` on ``sys.path`` because ``tests/`` has a ``conftest.py`` and no ``__init__.py``).
+
+Running a legacy program (what the codemod equivalence tests do)::
+
+    from reference import run_legacy
+
+    BEFORE = '''
+    import tensorflow as tf
+    x = tf.placeholder(tf.float32, [None, 3])
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+    opt = tf.contrib.estimator.clip_gradients_by_norm(tf.train.AdamOptimizer(0.1), 1.0)
+    train_op = opt.minimize(loss)
+    '''
+    with tf.Graph().as_default():
+        ns = run_legacy(BEFORE)          # executes the source; returns its globals
+        train_op, w = ns["train_op"], ns["w"]
+        with tf.compat.v1.Session() as sess: ...
+
+``run_legacy`` only reroutes the imports of the executed source: ``import tensorflow as tf``,
+``import tensorflow.compat.v1 as tf``, ``from tensorflow.contrib import layers``,
+``from tensorflow.contrib.training import create_train_op`` etc. all resolve to the legacy
+namespace below; every other import is the real one. Nothing global is patched. Graph mode is the
+caller's job (``with tf.Graph().as_default():``), as it was TF1's default.
+
+``legacy_tf()`` returns that namespace directly: a module-like object whose attributes are those of
+``tf.compat.v1`` (``tf.train.AdamOptimizer``, ``tf.placeholder``, ``tf.Session``...) plus
+``.contrib`` (``contrib.estimator``, ``contrib.training``, ``contrib.layers``), i.e. TF 1.15's
+``import tensorflow as tf`` for the parts this project covers. Pass it in place of ``tf`` to a
+function written against TF 1.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import textwrap
+import types
+from typing import Any, Dict, Optional
+
+import tensorflow as _tf
+
+from . import contrib_layers, contrib_training
+
+__all__ = ["contrib", "contrib_layers", "contrib_training", "legacy_tf", "run_legacy"]
+
+
+class _LazyEstimator(types.ModuleType):
+    """``tf.contrib.estimator`` whose attributes come from ``reference.contrib_estimator``."""
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(__name__ + ".contrib_estimator")
+        return getattr(module, attr)
+
+
+class _Contrib(types.ModuleType):
+    """The ``tf.contrib`` namespace: ``estimator``, ``training``, ``layers``."""
+
+    def __init__(self) -> None:
+        super().__init__("tensorflow.contrib", "Reference of TF 1.15 tf.contrib (tests only).")
+        self.estimator = _LazyEstimator("tensorflow.contrib.estimator")
+        self.training = contrib_training
+        self.layers = contrib_layers
+
+
+contrib = _Contrib()
+
+
+class _LegacyTF(types.ModuleType):
+    """``tf.compat.v1`` plus ``.contrib``: TF 1.15's ``tensorflow`` module for legacy programs."""
+
+    def __init__(self) -> None:
+        super().__init__("tensorflow", "TF 1.15 namespace: tf.compat.v1 + reference tf.contrib.")
+        self.contrib = contrib
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(_tf.compat.v1, attr)
+
+
+_LEGACY = _LegacyTF()
+
+
+def legacy_tf() -> types.ModuleType:
+    """Return TF 1.15's ``tensorflow`` namespace: ``tf.compat.v1`` plus the reference ``contrib``."""
+    return _LEGACY
+
+
+def _resolve(dotted: str) -> Any:
+    """Walk ``tensorflow.a.b`` from the legacy namespace (``compat.v1`` -> real ``compat.v1``)."""
+    obj: Any = _LEGACY
+    for part in dotted.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def _legacy_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+    """``__import__`` that sends ``tensorflow`` and its submodules to the legacy namespace."""
+    if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.")):
+        # ``import tensorflow.x.y`` binds the top package; ``from tensorflow.x import y`` wants x.
+        # ``tensorflow.compat.v1`` keeps working: the legacy namespace has ``compat`` (v1's).
+        return _resolve(name) if fromlist else _LEGACY
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+def run_legacy(source: str, namespace: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Execute TF1 ``source`` against the legacy namespace; return its globals.
+
+    ``source`` is dedented first. ``namespace`` seeds the globals (e.g. a loss built elsewhere);
+    ``tf`` is pre-bound to ``legacy_tf()`` unless the namespace already binds it.
+    """
+    scope: Dict[str, Any] = {"tf": _LEGACY, "__name__": "__legacy__"}
+    scope.update(namespace or {})
+    legacy_builtins = dict(vars(builtins))
+    legacy_builtins["__import__"] = _legacy_import
+    scope["__builtins__"] = legacy_builtins
+    exec(compile(textwrap.dedent(source), "<legacy>", "exec"), scope)  # noqa: S102 - test helper
+    return scope

@@ -59,6 +59,8 @@ def tf_names_of(command: cst.MetadataDependent, node: cst.CSTNode) -> Set[str]:
 # -- removed contrib helpers -> tfclip_compat replacements (same signature & numerics) --
 CONTRIB_TO_SHIM = {
     "tf.contrib.estimator.clip_gradients_by_norm": "clip_gradients_by_norm",
+    # where contrib.estimator defined it (deep imports in real repositories)
+    "tf.contrib.estimator.python.estimator.extenders.clip_gradients_by_norm": "clip_gradients_by_norm",
     "tf.contrib.training.create_train_op": "create_train_op",
     "tf.contrib.training.clip_gradient_norms": "clip_gradient_norms",
     "tf.contrib.training.clip_gradient_norms_fn": "clip_gradient_norms_fn",

@@ -1,0 +1,352 @@
+"""The compat form shared by TFC001-TFC004: a removed TF1 helper -> ``tfclip_compat.<name>``.
+
+A rule subclasses :class:`ShimRewrite` and sets ``TARGETS`` (canonical TF name -> shim
+name, from ``codemods._names``) and ``NAMESPACES`` (the contrib modules those helpers
+live in). Everything else is common:
+
+* sites are matched by *qualified name* (``QualifiedNameProvider`` + ``canonical``), so
+  every import form works: ``import tensorflow as tf``, ``import tensorflow.compat.v1 as
+  tf``, ``from tensorflow import contrib``, ``from tensorflow.contrib import training as
+  ct``, ``from tensorflow.contrib.estimator import clip_gradients_by_norm``, aliases,
+  ``tf_upgrade_v2`` output;
+* only the callee expression is replaced, by ``tfclip_compat.<name>``; the arguments,
+  comments and formatting of the call stay byte for byte;
+* ``import tfclip_compat`` is added through ``AddImportsVisitor``; a contrib import whose
+  last use was rewritten is removed through ``RemoveImportsVisitor`` (only then: an
+  import that was unused before is not ours to touch);
+* a call is bound against the TF 1.15 signature (``codemods._contrib_signatures``):
+  ``*args``/``**kwargs``, unknown keywords or too many positionals -> diagnostic, no fix;
+  arguments the shim may not reproduce exactly -> unsafe fix;
+* what cannot be proven is declined with a diagnostic and left untouched: a contrib
+  module reached dynamically (``getattr(tf.contrib, name)``, ``ct = tf.contrib.training``
+  in a file that names one of the helpers), a star import from a contrib module, a name
+  bound both to a contrib helper and to something else, a local ``tfclip_compat`` that
+  the new import would shadow.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import (
+    ExpressionContext,
+    ExpressionContextProvider,
+    ImportAssignment,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
+
+from codemods._base import FixSafety, TfcCodemod
+from codemods._contrib_signatures import HELPERS, SHIM_MISSING, HelperSpec
+from codemods._names import canonical, canonical_names
+
+SHIM_MODULE = "tfclip_compat"
+
+# Builtins that turn a module object into a dynamic lookup we cannot follow.
+_DYNAMIC_ACCESS = {"builtins.getattr", "builtins.vars", "builtins.dir", "builtins.hasattr"}
+
+
+def _dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _is_contrib_module(module: str) -> bool:
+    name = canonical(module)
+    return name is not None and (name == "tf.contrib" or name.startswith("tf.contrib."))
+
+
+class ShimRewrite(TfcCodemod):
+    """Base of the compat rules (not a rule itself: ``TARGETS`` is empty)."""
+
+    METADATA_DEPENDENCIES = (
+        PositionProvider,
+        QualifiedNameProvider,
+        ScopeProvider,
+        ExpressionContextProvider,
+    )
+    TOKENS: ClassVar[tuple] = ("contrib",)
+    # canonical TF name (``tf.contrib.training.create_train_op``) -> shim name
+    TARGETS: ClassVar[Mapping[str, str]] = {}
+    # canonical module names whose dynamic use this rule reports (``tf.contrib.training``)
+    NAMESPACES: ClassVar[FrozenSet[str]] = frozenset()
+    # How the message says the helper is gone.
+    GONE: ClassVar[str] = "was removed in TensorFlow 2"
+
+    # -- per-module state -------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._replace: Dict[int, str] = {}  # id(original callee/reference) -> shim name
+        self._handled: Set[int] = set()  # ids of nodes already decided (no second report)
+        self._attr_names: Set[int] = set()  # ids of Name nodes that are an Attribute's .attr
+        self._dotted: Set[int] = set()  # ids of nodes that are an Attribute's .value
+        self._roots: Set[str] = set()  # root names of rewritten expressions
+        self._contrib_imports: List[Tuple[str, str, Optional[str], Optional[str]]] = []
+        self._code = node.code
+        self._shim_clash = self._find_shim_clash()
+
+    def _find_shim_clash(self) -> Optional[str]:
+        """Why ``import tfclip_compat`` would clash with a local name, or None."""
+        scopes = {s for s in self.metadata.get(ScopeProvider, {}).values() if s is not None}
+        for scope in scopes:
+            for assignment in scope.assignments[SHIM_MODULE]:
+                if isinstance(assignment, ImportAssignment):
+                    names = [a.evaluated_name for a in assignment.node.names] if isinstance(
+                        assignment.node, cst.Import
+                    ) else []
+                    if isinstance(assignment.node, cst.Import) and any(
+                        n == SHIM_MODULE or n.startswith(SHIM_MODULE + ".") for n in names
+                    ):
+                        continue
+                pos = self.get_metadata(PositionProvider, assignment.node, None)
+                where = f" (line {pos.start.line})" if pos is not None else ""
+                return f"the name `{SHIM_MODULE}` is already bound to something else{where}"
+        return None
+
+    # -- imports ----------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            full = alias.evaluated_name
+            if _is_contrib_module(full):
+                asname = alias.evaluated_alias
+                bound = asname if asname is not None else full.split(".")[0]
+                self._contrib_imports.append((bound, full, None, asname))
+        return False  # names in an import are bindings, not uses
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None:
+            return False
+        module = _dotted_name(node.module)
+        if module is None:
+            return False
+        if isinstance(node.names, cst.ImportStar):
+            if canonical(module) in self.NAMESPACES:
+                self._decline(
+                    node,
+                    f"`from {module} import *` hides which removed helpers are used",
+                    f"import the helpers by name from `{SHIM_MODULE}`",
+                )
+            return False
+        for alias in node.names:
+            name = alias.evaluated_name
+            if _is_contrib_module(f"{module}.{name}"):
+                asname = alias.evaluated_alias
+                bound = asname if asname is not None else name
+                self._contrib_imports.append((bound, module, name, asname))
+        return False
+
+    # -- sites ------------------------------------------------------------------------
+
+    def _names(self, node: cst.CSTNode) -> Tuple[Set[str], bool]:
+        """Canonical TF names of ``node`` and whether the binding is ambiguous."""
+        try:
+            raw = self.get_metadata(QualifiedNameProvider, node, set())
+        except KeyError:
+            return set(), False
+        names = canonical_names(raw)
+        others = [
+            qn
+            for qn in raw
+            if qn.source is QualifiedNameSource.LOCAL or canonical(qn.name) is None
+        ]
+        return names, bool(names and others)
+
+    def _target(self, names: Set[str]) -> Optional[str]:
+        hits = sorted(n for n in names if n in self.TARGETS)
+        return hits[0] if hits else None
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._dotted.add(id(node.value))
+        self._attr_names.add(id(node.attr))
+        self._check_reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._attr_names:
+            self._check_reference(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return
+        names, ambiguous = self._names(func)
+        target = self._target(names)
+        if target is not None:
+            self._handled.add(id(func))
+            self._site(node, func, target, ambiguous, call=node)
+            return
+        # getattr(tf.contrib.training, name): a dynamic lookup into a contrib module.
+        raw = self.get_metadata(QualifiedNameProvider, func, set())
+        if node.args and any(qn.name in _DYNAMIC_ACCESS for qn in raw):
+            first = node.args[0].value
+            module = self._namespace_of(first)
+            if module is not None:
+                self._handled.add(id(first))
+                self._decline(
+                    node,
+                    f"`{module}` is accessed dynamically, so the removed helpers it "
+                    "provides cannot be located",
+                    f"call the `{SHIM_MODULE}` function directly",
+                )
+
+    def _namespace_of(self, node: cst.BaseExpression) -> Optional[str]:
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return None
+        names, _ = self._names(node)
+        hits = sorted(names & self.NAMESPACES)
+        return hits[0] if hits else None
+
+    def _check_reference(self, node: cst.BaseExpression) -> None:
+        if id(node) in self._handled:
+            return
+        names, ambiguous = self._names(node)
+        if not names:
+            return
+        target = self._target(names)
+        if target is not None:
+            self._handled.add(id(node))
+            ctx = self.get_metadata(ExpressionContextProvider, node, ExpressionContext.LOAD)
+            if ctx is ExpressionContext.LOAD:
+                self._site(node, node, target, ambiguous, call=None)
+            return
+        module = self._namespace_of(node)
+        if module is None or id(node) in self._dotted:
+            return
+        # The module object escapes (`ct = tf.contrib.training`, passed as an argument):
+        # uses through it cannot be resolved. Report only when the file names one of
+        # this rule's helpers, so `layers = tf.contrib.layers` in a file that never
+        # mentions `optimize_loss` stays quiet.
+        helpers = {t.rsplit(".", 1)[1] for t in self.TARGETS}
+        if any(h in self._code for h in helpers):
+            self._handled.add(id(node))
+            self._decline(
+                node,
+                f"`{module}` is used as a value, so calls through it cannot be resolved",
+                f"call the `{SHIM_MODULE}` functions directly",
+            )
+
+    # -- decisions --------------------------------------------------------------------
+
+    def _decline(self, node: cst.CSTNode, why: str, remedy: str) -> None:
+        self.report(node, f"{why}: {remedy} (manual edit required)", fix=FixSafety.NONE)
+
+    def _safety(
+        self, spec: HelperSpec, func: cst.BaseExpression, call: Optional[cst.Call], ambiguous: bool
+    ) -> Tuple[FixSafety, str]:
+        """Fix safety of one site and the reason when it is not SAFE."""
+        if spec.shim_name in SHIM_MISSING:
+            return FixSafety.NONE, f"`{SHIM_MODULE}` has no `{spec.shim_name}` yet"
+        if self._shim_clash is not None:
+            return FixSafety.NONE, self._shim_clash
+        if ambiguous:
+            return FixSafety.NONE, "the name is also bound to something else in this file"
+        unsafe: List[str] = []
+        module = self.context.module
+        if module is not None and "#" in module.code_for_node(func):
+            unsafe.append("a comment inside the callee expression would be dropped")
+        if call is None:
+            if spec.unsafe_params:
+                unsafe.append(
+                    "the helper is used as a value, so arguments the shim treats differently "
+                    f"({', '.join(sorted(spec.unsafe_params))}) cannot be ruled out"
+                )
+            return (FixSafety.UNSAFE, "; ".join(unsafe)) if unsafe else (FixSafety.SAFE, "")
+        args, kwargs = [], {}
+        for arg in call.args:
+            if arg.star:
+                return FixSafety.NONE, f"`{arg.star}` arguments cannot be checked statically"
+            if arg.keyword is None:
+                args.append(arg.value)
+            else:
+                kwargs[arg.keyword.value] = arg.value
+        try:
+            bound = spec.signature().bind(*args, **kwargs)
+        except TypeError as exc:
+            return FixSafety.NONE, f"the arguments do not match the TF 1.15 signature ({exc})"
+        passed = set(bound.arguments)
+        unsupported = sorted(passed & spec.unsupported_params)
+        if unsupported:
+            return FixSafety.NONE, f"`{SHIM_MODULE}` does not support `{unsupported[0]}`"
+        for name in sorted(passed & set(spec.unsafe_params)):
+            value = bound.arguments[name]
+            if not (isinstance(value, cst.Name) and value.value == "None"):
+                unsafe.append(f"`{name}`: {spec.unsafe_params[name]}")
+        return (FixSafety.UNSAFE, "; ".join(unsafe)) if unsafe else (FixSafety.SAFE, "")
+
+    def _site(
+        self,
+        report_at: cst.CSTNode,
+        func: cst.BaseExpression,
+        target: str,
+        ambiguous: bool,
+        call: Optional[cst.Call],
+    ) -> None:
+        shim = self.TARGETS[target]
+        spec = HELPERS[shim]
+        safety, why = self._safety(spec, func, call, ambiguous)
+        new = f"`{SHIM_MODULE}.{shim}`"
+        if safety is FixSafety.NONE:
+            self._decline(report_at, f"`{target}` {self.GONE} and {why}", f"use {new}")
+            return
+        applied = self.may_fix(report_at, safety)
+        message = f"`{target}` {self.GONE}: use {new} (same signature and numerics)"
+        if safety is FixSafety.UNSAFE:
+            message += f"; unsafe: {why}"
+        self.report(report_at, message, fix=safety, applied=applied)
+        if applied:
+            self._replace[id(func)] = shim
+            root = _root_name(func)
+            if root is not None:
+                self._roots.add(root)
+
+    # -- rewriting --------------------------------------------------------------------
+
+    def _replacement(self, original: cst.BaseExpression) -> cst.BaseExpression:
+        shim = self._replace[id(original)]
+        return cst.Attribute(
+            value=cst.Name(SHIM_MODULE),
+            attr=cst.Name(shim),
+            lpar=original.lpar,
+            rpar=original.rpar,
+        )
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        if id(original_node) in self._replace:
+            return self._replacement(original_node)
+        return updated_node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if id(original_node) in self._replace:
+            return self._replacement(original_node)
+        return updated_node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._replace:
+            AddImportsVisitor.add_needed_import(self.context, SHIM_MODULE)
+            for bound, module, obj, asname in self._contrib_imports:
+                if bound in self._roots:
+                    RemoveImportsVisitor.remove_unused_import(self.context, module, obj, asname)
+        return updated_node
+
+
+def signature_of(shim_name: str) -> inspect.Signature:
+    """The TF 1.15 signature the compat rules bind call sites against."""
+    return HELPERS[shim_name].signature()

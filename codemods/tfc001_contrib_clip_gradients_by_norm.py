@@ -1,0 +1,65 @@
+"""TFC001: ``tf.contrib.estimator.clip_gradients_by_norm`` -> ``tfclip_compat``."""
+
+from __future__ import annotations
+
+from typing import ClassVar, FrozenSet, Mapping
+
+from codemods._names import CONTRIB_TO_SHIM
+from codemods._shim_rewrite import ShimRewrite
+
+
+class ContribClipGradientsByNorm(ShimRewrite):
+    """## What it does
+    Replaces calls to ``tf.contrib.estimator.clip_gradients_by_norm(optimizer, clip_norm)``
+    (under any import form) with ``tfclip_compat.clip_gradients_by_norm(optimizer,
+    clip_norm)`` and adds ``import tfclip_compat``. The contrib import is removed when
+    its last use was rewritten.
+
+    ## Why is this bad?
+    ``tf.contrib`` does not exist in TensorFlow 2, so the script dies with
+    ``AttributeError`` before training starts; ``tf_upgrade_v2`` only prints "cannot be
+    converted automatically" at this call. The wrapper clips the *global* norm of all
+    gradients before applying them, which a plain TF 2 optimizer does not do.
+
+    ## Example
+    ```python
+    import tensorflow as tf
+
+    original_optimizer = tf.train.AdamOptimizer(learning_rate=learning_rate)
+    optimizer = tf.contrib.estimator.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)
+    train_op = optimizer.minimize(loss)
+    ```
+
+    ## Use instead
+    ```python
+    import tensorflow as tf
+    import tfclip_compat
+
+    original_optimizer = tf.train.AdamOptimizer(learning_rate=learning_rate)
+    optimizer = tfclip_compat.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)
+    train_op = optimizer.minimize(loss)
+    ```
+    Where the loss can be wrapped in a ``tf.GradientTape``, the TF 2 rules (TFC1xx) run
+    first and produce the ``tf.clip_by_global_norm`` form instead.
+
+    ## Fix safety
+    Safe: the shim has the same signature, the same global-norm clipping and the same
+    slot variables, proven by executed equivalence tests. No fix (diagnostic only) when
+    the arguments cannot be checked (``*args``, ``**kwargs``, arguments TF 1.15 would
+    reject), when ``tf.contrib.estimator`` is reached dynamically
+    (``getattr(tf.contrib, name)``), or when a local name ``tfclip_compat`` would be
+    shadowed. Unsafe when a comment inside the callee expression would be dropped.
+    """
+
+    CODE: ClassVar[str] = "TFC001"
+    NAME: ClassVar[str] = "contrib-clip-gradients-by-norm"
+    SUMMARY: ClassVar[str] = (
+        "`tf.contrib.estimator.clip_gradients_by_norm` -> `tfclip_compat.clip_gradients_by_norm`"
+    )
+    DESCRIPTION = SUMMARY
+    TARGETS: ClassVar[Mapping[str, str]] = {
+        name: shim for name, shim in CONTRIB_TO_SHIM.items() if shim == "clip_gradients_by_norm"
+    }
+    NAMESPACES: ClassVar[FrozenSet[str]] = frozenset(
+        {"tf.contrib", "tf.contrib.estimator", "tf.contrib.estimator.python.estimator.extenders"}
+    )

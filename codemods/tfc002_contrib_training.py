@@ -1,0 +1,69 @@
+"""TFC002: ``tf.contrib.training`` clipping helpers -> ``tfclip_compat``."""
+
+from __future__ import annotations
+
+from typing import ClassVar, FrozenSet, Mapping
+
+from codemods._names import CONTRIB_TO_SHIM
+from codemods._shim_rewrite import ShimRewrite
+
+_TRAINING_HELPERS = frozenset(
+    {
+        "create_train_op",
+        "clip_gradient_norms",
+        "clip_gradient_norms_fn",
+        "add_gradients_summaries",
+        "multiply_gradients",
+    }
+)
+
+
+class ContribTraining(ShimRewrite):
+    """## What it does
+    Replaces ``tf.contrib.training.create_train_op``, ``clip_gradient_norms``,
+    ``clip_gradient_norms_fn``, ``add_gradients_summaries`` and ``multiply_gradients``
+    (called, or passed as a value such as ``transform_grads_fn=``) with the
+    ``tfclip_compat`` function of the same name, and adds ``import tfclip_compat``.
+
+    ## Why is this bad?
+    ``tf.contrib`` was removed in TensorFlow 2: these calls raise ``AttributeError``.
+    ``tf_upgrade_v2`` stops with "cannot be converted automatically". Note that
+    ``clip_gradient_norms`` clips each gradient by its own norm (``clip_by_norm``), not
+    by the global norm; the shim keeps that.
+
+    ## Example
+    ```python
+    import tensorflow as tf
+
+    train_op = tf.contrib.training.create_train_op(
+        loss, optimizer, transform_grads_fn=tf.contrib.training.clip_gradient_norms_fn(1.0)
+    )
+    ```
+
+    ## Use instead
+    ```python
+    import tensorflow as tf
+    import tfclip_compat
+
+    train_op = tfclip_compat.create_train_op(
+        loss, optimizer, transform_grads_fn=tfclip_compat.clip_gradient_norms_fn(1.0)
+    )
+    ```
+
+    ## Fix safety
+    Safe: same signatures and numerics as TF 1.15 (executed equivalence tests). No fix
+    when the arguments cannot be checked (``*args``/``**kwargs``, arguments TF 1.15 would
+    reject), for ``from tensorflow.contrib.training import *``, when the module is reached
+    dynamically, or when a local ``tfclip_compat`` would be shadowed.
+    """
+
+    CODE: ClassVar[str] = "TFC002"
+    NAME: ClassVar[str] = "contrib-training-clipping"
+    SUMMARY: ClassVar[str] = "`tf.contrib.training` clipping helpers -> `tfclip_compat`"
+    DESCRIPTION = SUMMARY
+    TARGETS: ClassVar[Mapping[str, str]] = {
+        name: shim for name, shim in CONTRIB_TO_SHIM.items() if shim in _TRAINING_HELPERS
+    }
+    NAMESPACES: ClassVar[FrozenSet[str]] = frozenset(
+        {"tf.contrib.training", "tf.contrib.training.python.training.training"}
+    )

@@ -1,0 +1,63 @@
+"""TFC003: ``tf.contrib.layers.optimize_loss`` / ``adaptive_clipping_fn`` -> ``tfclip_compat``."""
+
+from __future__ import annotations
+
+from typing import ClassVar, FrozenSet, Mapping
+
+from codemods._names import CONTRIB_TO_SHIM
+from codemods._shim_rewrite import ShimRewrite
+
+
+class ContribOptimizeLoss(ShimRewrite):
+    """## What it does
+    Replaces ``tf.contrib.layers.optimize_loss(loss, global_step, learning_rate,
+    optimizer, ..., clip_gradients=...)`` and ``tf.contrib.layers.adaptive_clipping_fn``
+    with the ``tfclip_compat`` functions of the same name, and adds ``import
+    tfclip_compat``.
+
+    ## Why is this bad?
+    ``tf.contrib.layers`` was removed in TensorFlow 2. ``optimize_loss`` bundles the
+    optimizer lookup by name (``"Adam"``, ``"SGD"``, ...), learning-rate decay, gradient
+    multipliers, global-norm clipping and the global-step increment; rewriting that by
+    hand is where numerics silently change.
+
+    ## Example
+    ```python
+    import tensorflow as tf
+
+    train_op = tf.contrib.layers.optimize_loss(
+        loss, global_step, learning_rate=0.01, optimizer="Adam", clip_gradients=5.0
+    )
+    ```
+
+    ## Use instead
+    ```python
+    import tensorflow as tf
+    import tfclip_compat
+
+    train_op = tfclip_compat.optimize_loss(
+        loss, global_step, learning_rate=0.01, optimizer="Adam", clip_gradients=5.0
+    )
+    ```
+
+    ## Fix safety
+    Safe for every TF 1.15 argument except ``gradient_noise_scale`` (not ``None``): the
+    noise is random, the shim draws from the same distribution but not necessarily the
+    same numbers, so that fix is unsafe. No fix when the arguments cannot be checked
+    (``*args``/``**kwargs``, arguments TF 1.15 would reject), when ``tf.contrib.layers``
+    is used as a value in a file that names these helpers, or when a local
+    ``tfclip_compat`` would be shadowed.
+    """
+
+    CODE: ClassVar[str] = "TFC003"
+    NAME: ClassVar[str] = "contrib-optimize-loss"
+    SUMMARY: ClassVar[str] = "`tf.contrib.layers.optimize_loss` -> `tfclip_compat.optimize_loss`"
+    DESCRIPTION = SUMMARY
+    TARGETS: ClassVar[Mapping[str, str]] = {
+        name: shim
+        for name, shim in CONTRIB_TO_SHIM.items()
+        if shim in ("optimize_loss", "adaptive_clipping_fn")
+    }
+    NAMESPACES: ClassVar[FrozenSet[str]] = frozenset(
+        {"tf.contrib.layers", "tf.contrib.layers.python.layers.optimizers"}
+    )

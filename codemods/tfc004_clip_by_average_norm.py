@@ -1,0 +1,50 @@
+"""TFC004: ``tf.clip_by_average_norm`` (``tf.compat.v1`` only in TF 2) -> ``tfclip_compat``."""
+
+from __future__ import annotations
+
+from typing import ClassVar, FrozenSet, Mapping
+
+from codemods._shim_rewrite import ShimRewrite
+
+
+class ClipByAverageNorm(ShimRewrite):
+    """## What it does
+    Replaces ``tf.clip_by_average_norm(t, clip_norm, name=None)`` — also spelled
+    ``tf.compat.v1.clip_by_average_norm`` (``tf_upgrade_v2`` output) — with
+    ``tfclip_compat.clip_by_average_norm`` and adds ``import tfclip_compat``.
+
+    ## Why is this bad?
+    TensorFlow 2 has no ``tf.clip_by_average_norm``: with ``import tensorflow as tf``
+    the call raises ``AttributeError``; the ``tf.compat.v1`` spelling is deprecated and
+    lives in the namespace every migration is trying to leave.
+
+    ## Example
+    ```python
+    import tensorflow as tf
+
+    grads = [tf.clip_by_average_norm(g, 0.1) for g in grads]
+    ```
+
+    ## Use instead
+    ```python
+    import tensorflow as tf
+    import tfclip_compat
+
+    grads = [tfclip_compat.clip_by_average_norm(g, 0.1) for g in grads]
+    ```
+
+    ## Fix safety
+    Safe: for finite float32 tensors the shim computes ``t * clip_norm *
+    min(n / ||t||, 1 / clip_norm)`` exactly as ``tensorflow/python/ops/clip_ops.py``
+    does (executed equivalence test). No fix when the arguments cannot be checked or a
+    local ``tfclip_compat`` would be shadowed.
+    """
+
+    CODE: ClassVar[str] = "TFC004"
+    NAME: ClassVar[str] = "clip-by-average-norm"
+    SUMMARY: ClassVar[str] = "`tf.clip_by_average_norm` -> `tfclip_compat.clip_by_average_norm`"
+    DESCRIPTION = SUMMARY
+    GONE: ClassVar[str] = "is not in TensorFlow 2 (only as deprecated `tf.compat.v1`)"
+    TOKENS: ClassVar[tuple] = ("clip_by_average_norm",)
+    TARGETS: ClassVar[Mapping[str, str]] = {"tf.clip_by_average_norm": "clip_by_average_norm"}
+    NAMESPACES: ClassVar[FrozenSet[str]] = frozenset()

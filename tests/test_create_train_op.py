@@ -1,0 +1,466 @@
+"""``tfclip_compat`` vs the TF 1.15 ``tf.contrib.training`` reference, trained in graph mode.
+
+Every public function of ``tfclip_compat._training`` is driven through >= 10 training steps of a
+tiny model (dense + embedding lookup, so both dense and ``IndexedSlices`` gradients) and compared
+with ``tests/reference/contrib_training.py`` (rtol 1e-5 on trained variables, losses, global step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from reference import contrib_training as ref
+from tfclip_compat import _training as shim_training
+
+v1 = tf.compat.v1
+STEPS = 10
+RTOL = 1e-5
+
+X = np.array([[1.0, 2.0, -1.0], [0.5, -1.5, 2.0], [2.0, 0.0, 1.0], [-1.0, 1.0, 0.5]], np.float32)
+Y = np.array([[3.0, -2.0], [1.0, 4.0], [-3.0, 2.0], [2.0, 2.0]], np.float32)
+W0 = np.array([[0.3, -0.2], [0.1, 0.4], [-0.5, 0.2]], np.float32)
+E0 = np.arange(12, dtype=np.float32).reshape(6, 2) / 4.0
+IDS_UNIQUE = np.array([0, 2, 4, 5], np.int32)
+IDS_DUPLICATE = np.array([1, 1, 1, 3], np.int32)
+
+
+def shim():
+    """The shim module under test: the public package when it exports the name, else the module."""
+    import tfclip_compat
+
+    return tfclip_compat if hasattr(tfclip_compat, "create_train_op") else shim_training
+
+
+def _model(ids=IDS_UNIQUE, loss_scale=None, with_bn=False):
+    """Build the tiny model in the default graph; return (loss, variables dict)."""
+    w = v1.get_variable("W", initializer=tf.constant(W0))
+    b = v1.get_variable("b", initializer=tf.zeros([2]))
+    e = v1.get_variable("E", initializer=tf.constant(E0))
+    pred = tf.matmul(tf.constant(X), w) + b + tf.nn.embedding_lookup(e, tf.constant(ids))
+    variables = {"W": w, "b": b, "E": e}
+    if with_bn:
+        # batch-norm style: a non-trainable moving mean updated by an op in UPDATE_OPS.
+        mean = v1.get_variable("moving_mean", initializer=tf.zeros([2]), trainable=False)
+        update = v1.assign(mean, 0.9 * mean + 0.1 * tf.reduce_mean(pred, axis=0))
+        v1.add_to_collection(v1.GraphKeys.UPDATE_OPS, update)
+        variables["moving_mean"] = mean
+    loss = tf.reduce_mean(tf.square(pred - tf.constant(Y)))
+    if loss_scale is not None:
+        loss = loss * loss_scale
+    return loss, variables
+
+
+def _train(make_train_op, steps=STEPS, feeds=None, **model_kwargs):
+    """Build a graph with ``make_train_op(loss, variables)``; run ``steps`` steps.
+
+    Returns (losses, final variable values, global step value or None, graph).
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.set_random_seed(0)
+        loss, variables = _model(**model_kwargs)
+        train_op = make_train_op(loss, variables)
+        gs = v1.train.get_global_step()
+        with v1.Session(graph=graph) as sess:
+            sess.run(v1.global_variables_initializer())
+            losses = []
+            for i in range(steps):
+                feed = feeds(i) if feeds else None
+                losses.append(sess.run(train_op, feed_dict=feed))
+            values = {k: sess.run(v) for k, v in variables.items()}
+            values.update({v.op.name: sess.run(v) for v in v1.global_variables()})
+            step = None if gs is None else int(sess.run(gs))
+    return np.array(losses), values, step, graph
+
+
+def _assert_same(a, b):
+    """Assert two ``_train`` results hold equal losses, variables and global step."""
+    la, va, sa, _ = a
+    lb, vb, sb, _ = b
+    np.testing.assert_allclose(la, lb, rtol=RTOL)
+    assert sorted(va) == sorted(vb)
+    for name in va:
+        np.testing.assert_allclose(va[name], vb[name], rtol=RTOL, err_msg=name)
+    assert sa == sb
+
+
+def _both(opt_factory, **kwargs):
+    """Train with the reference and with the shim, same arguments; return both results."""
+    def make(module):
+        def build(loss, variables):
+            extra = {}
+            for key, value in kwargs.items():
+                extra[key] = value(variables) if callable(value) and key != "transform_grads_fn" else value
+            if "transform_grads_fn" in kwargs:
+                extra["transform_grads_fn"] = kwargs["transform_grads_fn"](module, variables)
+            return module.create_train_op(loss, opt_factory(), **extra)
+        return build
+
+    return _train(make(ref)), _train(make(shim()))
+
+
+OPTIMIZERS = {
+    "sgd": lambda: v1.train.GradientDescentOptimizer(0.05),
+    "adam": lambda: v1.train.AdamOptimizer(0.1),
+    "momentum": lambda: v1.train.MomentumOptimizer(0.05, 0.9),
+}
+
+
+@pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
+def test_default_arguments_match_reference(opt):
+    """Defaults (graph global step, all trainable variables) train exactly like TF 1.15."""
+    r, s = _both(OPTIMIZERS[opt])
+    _assert_same(r, s)
+    assert s[2] == STEPS
+    assert r[0][-1] < r[0][0]
+
+
+def test_clip_gradient_norms_fn_matches_reference_dense_and_sparse():
+    """Per-tensor clipping via ``clip_gradient_norms_fn`` equals TF 1.15 and really clips."""
+    r, s = _both(
+        OPTIMIZERS["sgd"],
+        transform_grads_fn=lambda m, _: m.clip_gradient_norms_fn(0.5),
+    )
+    _assert_same(r, s)
+    unclipped = _train(lambda loss, _: ref.create_train_op(loss, OPTIMIZERS["sgd"]()))
+    assert not np.allclose(unclipped[1]["W"], s[1]["W"], rtol=1e-3)
+
+
+def test_clip_gradient_norms_direct_call_matches_reference():
+    """``clip_gradient_norms`` called inside a custom transform equals TF 1.15's."""
+    r, s = _both(
+        OPTIMIZERS["adam"],
+        transform_grads_fn=lambda m, _: (lambda gv: m.clip_gradient_norms(gv, 0.3)),
+    )
+    _assert_same(r, s)
+
+
+def test_multiply_gradients_by_variable_and_op_name_matches_reference():
+    """``multiply_gradients`` keyed by a variable and by an op name equals TF 1.15 (dense + sparse)."""
+    r, s = _both(
+        OPTIMIZERS["sgd"],
+        transform_grads_fn=lambda m, vs: (
+            lambda gv: m.multiply_gradients(gv, {vs["W"]: 2.0, "E": 0.25})
+        ),
+    )
+    _assert_same(r, s)
+    plain = _train(lambda loss, _: ref.create_train_op(loss, OPTIMIZERS["sgd"]()))
+    assert not np.allclose(plain[1]["E"], s[1]["E"])
+
+
+def test_no_global_step_matches_reference():
+    """``global_step=None`` creates and increments no step, as in TF 1.15."""
+    r, s = _both(OPTIMIZERS["adam"], global_step=None)
+    _assert_same(r, s)
+    assert s[2] is None
+    assert "global_step" not in s[1]
+
+
+def test_explicit_global_step_and_variables_to_train_match_reference():
+    """An explicit step variable and a subset ``variables_to_train`` behave as in TF 1.15."""
+    def step(_):
+        return v1.get_variable("my_step", initializer=tf.constant(5, tf.int64), trainable=False)
+
+    r, s = _both(
+        OPTIMIZERS["adam"],
+        global_step=step,
+        variables_to_train=lambda vs: [vs["W"], vs["E"]],
+    )
+    _assert_same(r, s)
+    assert r[1]["my_step"] == 5 + STEPS
+    np.testing.assert_array_equal(s[1]["b"], np.zeros(2, np.float32))
+
+
+def test_summarize_gradients_matches_reference_and_adds_summaries():
+    """``summarize_gradients=True`` trains identically and adds TF 1.15's summary names."""
+    r, s = _both(OPTIMIZERS["sgd"], summarize_gradients=True)
+    _assert_same(r, s)
+    names = sorted(op.name for op in s[3].get_operations() if op.type in ("HistogramSummary", "ScalarSummary"))
+    ref_names = sorted(op.name for op in r[3].get_operations() if op.type in ("HistogramSummary", "ScalarSummary"))
+    assert names == ref_names
+    assert "summarize_grads/W_gradient" in names and "summarize_grads/E_gradient_norm" in names
+
+
+def _train_bn(module, update_ops_arg):
+    def build(loss, variables):
+        kwargs = {}
+        if update_ops_arg is not None:
+            kwargs["update_ops"] = update_ops_arg
+        return module.create_train_op(loss, OPTIMIZERS["sgd"](), **kwargs)
+
+    return _train(build, with_bn=True)
+
+
+@pytest.mark.parametrize("update_ops_arg", [None, []], ids=["collection", "none"])
+def test_update_ops_match_reference(update_ops_arg):
+    """UPDATE_OPS (batch-norm moving mean) run with the step by default, and not with ``[]``."""
+    r, s = _train_bn(ref, update_ops_arg), _train_bn(shim(), update_ops_arg)
+    _assert_same(r, s)
+    moved = not np.allclose(s[1]["moving_mean"], 0.0)
+    assert moved is (update_ops_arg is None)
+
+
+def test_partial_update_ops_logs_tf1_warning(monkeypatch):
+    """Passing ``update_ops`` that miss part of UPDATE_OPS logs TF 1.15's warning."""
+    messages = []
+    monkeypatch.setattr(v1.logging, "warning", lambda msg, *a: messages.append(msg % a if a else msg))
+    with tf.Graph().as_default():
+        loss, _ = _model(with_bn=True)
+        shim().create_train_op(loss, OPTIMIZERS["sgd"](), update_ops=[])
+    assert any("does not contain all the update_ops" in m for m in messages)
+
+
+def test_check_numerics_raises_on_nan_loss_like_tf1():
+    """With ``check_numerics`` a NaN loss fails the step with TF 1.15's message."""
+    graph = tf.Graph()
+    with graph.as_default():
+        scale = v1.placeholder(tf.float32, [])
+        loss, _ = _model(loss_scale=scale)
+        train_op = shim().create_train_op(loss, OPTIMIZERS["sgd"]())
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            sess.run(train_op, {scale: 1.0})
+            with pytest.raises(tf.errors.InvalidArgumentError, match="LossTensor is inf or nan"):
+                sess.run(train_op, {scale: np.nan})
+
+
+BAD_STEP = 3
+
+
+def _feeds_with_inf(scale):
+    return lambda i: {scale: np.inf if i == BAD_STEP else 1.0}
+
+
+def _train_nonfinite(module, policy=None, skip_bad_step=False):
+    """Train where step BAD_STEP has an inf loss scale (inf/NaN gradients), check_numerics off."""
+    holder = {}
+
+    def build(loss, variables):
+        kwargs = {"check_numerics": False}
+        if policy is not None:
+            kwargs["nonfinite"] = policy
+        return module.create_train_op(loss * holder["scale"], OPTIMIZERS["adam"](), **kwargs)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        holder["scale"] = v1.placeholder(tf.float32, [])
+        loss, variables = _model()
+        train_op = build(loss, variables)
+        gs = v1.train.get_global_step()
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            for i in range(STEPS):
+                if i == BAD_STEP and skip_bad_step:
+                    continue
+                sess.run(train_op, {holder["scale"]: np.inf if i == BAD_STEP else 1.0})
+            return {v.op.name: sess.run(v) for v in v1.global_variables()}, int(sess.run(gs))
+
+
+def test_nonfinite_propagate_matches_tf1():
+    """Default ``nonfinite="propagate"`` applies inf/NaN gradients exactly like TF 1.15."""
+    r, _ = _train_nonfinite(ref)
+    s, _ = _train_nonfinite(shim())
+    assert np.isnan(s["W"]).all()
+    for name in r:
+        np.testing.assert_allclose(r[name], s[name], rtol=RTOL, equal_nan=True)
+
+
+def test_nonfinite_skip_leaves_step_out():
+    """``nonfinite="skip"``: the bad step changes no variable, slot or step counter."""
+    expected, expected_step = _train_nonfinite(ref, skip_bad_step=True)
+    got, step = _train_nonfinite(shim(), "skip")
+    assert step == expected_step == STEPS - 1
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=RTOL, err_msg=name)
+
+
+def test_nonfinite_raise_names_the_variable():
+    """``nonfinite="raise"`` fails the bad step with an error naming a variable; nothing moves."""
+    graph = tf.Graph()
+    with graph.as_default():
+        scale = v1.placeholder(tf.float32, [])
+        loss, variables = _model()
+        train_op = shim().create_train_op(
+            loss * scale, OPTIMIZERS["sgd"](), check_numerics=False, nonfinite="raise"
+        )
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            sess.run(train_op, {scale: 1.0})
+            before = sess.run(variables["W"])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="nonfinite='raise'.*variable"):
+                sess.run(train_op, {scale: np.inf})
+            np.testing.assert_array_equal(sess.run(variables["W"]), before)
+
+
+def _dense_clip_transform(max_norm):
+    """Reference transform: TF 1.15's clip_gradient_norms applied to the densified gradients."""
+    def transform(grads_and_vars):
+        dense = [(tf.convert_to_tensor(g), v) for g, v in grads_and_vars]
+        return ref.clip_gradient_norms(dense, max_norm)
+
+    return transform
+
+
+def test_duplicate_indices_clip_by_dense_norm():
+    """With repeated embedding ids the shim clips by the dense gradient's norm (on purpose).
+
+    TF 1.15 normed ``IndexedSlices.values``; the shim trains exactly like TF 1.15 applied to the
+    densified gradient, and differs from TF 1.15's sparse result.
+    """
+    def build(module_fn):
+        return lambda loss, _: (
+            ref.create_train_op(loss, OPTIMIZERS["sgd"](), transform_grads_fn=module_fn)
+        )
+
+    dense_ref = _train(build(_dense_clip_transform(0.5)), ids=IDS_DUPLICATE)
+    sparse_ref = _train(build(ref.clip_gradient_norms_fn(0.5)), ids=IDS_DUPLICATE)
+    got = _train(
+        lambda loss, _: shim().create_train_op(
+            loss, OPTIMIZERS["sgd"](), transform_grads_fn=shim().clip_gradient_norms_fn(0.5)
+        ),
+        ids=IDS_DUPLICATE,
+    )
+    _assert_same(dense_ref, got)
+    assert not np.allclose(sparse_ref[1]["E"], got[1]["E"], rtol=1e-3)
+
+
+def test_clip_gradient_norms_sparse_duplicates_values():
+    """The issue's example: two slices of 3s on one row have dense norm 6, clipped to 3 (TF: 4.24)."""
+    with tf.Graph().as_default():
+        var = v1.get_variable("v", initializer=tf.zeros([4, 2]))
+        grad = tf.IndexedSlices(tf.constant([[3.0, 3.0], [3.0, 3.0]]), tf.constant([1, 1]), tf.constant([4, 2]))
+        ((clipped, _),) = shim().clip_gradient_norms([(grad, var)], 3.0)
+        ((tf1_clipped, _),) = ref.clip_gradient_norms([(grad, var)], 3.0)
+        assert isinstance(clipped, tf.IndexedSlices)
+        with v1.Session() as sess:
+            dense, tf1_dense = sess.run([tf.convert_to_tensor(clipped), tf.convert_to_tensor(tf1_clipped)])
+    assert np.linalg.norm(dense) == pytest.approx(3.0, rel=1e-6)
+    assert np.linalg.norm(tf1_dense) == pytest.approx(3.0 * 6.0 / np.sqrt(18.0), rel=1e-6)
+
+
+def test_clip_gradient_norms_float16_does_not_overflow():
+    """A float16 gradient whose squared norm overflows float16 is clipped to a finite tensor."""
+    with tf.Graph().as_default():
+        var = v1.get_variable("h", initializer=tf.zeros([1000], tf.float16))
+        grad = tf.fill([1000], tf.constant(300.0, tf.float16))
+        ((clipped, _), (none_grad, _)) = shim().clip_gradient_norms([(grad, var), (None, var)], 5.0)
+        with v1.Session() as sess:
+            out = sess.run(clipped)
+    assert none_grad is None
+    assert out.dtype == np.float16
+    assert np.isfinite(out).all()
+    assert np.linalg.norm(out.astype(np.float32)) == pytest.approx(5.0, rel=1e-2)
+
+
+def test_add_gradients_summaries_names_and_none():
+    """Two summaries per gradient (TF 1.15 names); a None gradient adds none."""
+    with tf.Graph().as_default():
+        loss, variables = _model()
+        grads = [(g, v) for g, v in zip(tf.gradients(loss, list(variables.values())), variables.values())]
+        grads.append((None, v1.get_variable("unused", initializer=tf.zeros([1]))))
+        summaries = shim().add_gradients_summaries(grads)
+        reference = ref.add_gradients_summaries(grads)
+        assert len(summaries) == len(reference) == 6
+        assert [s.op.name for s in summaries] == [s.op.name.replace("_1", "") for s in reference]
+        assert summaries[0].op.name == "W_gradient" and summaries[1].op.name == "W_gradient_norm"
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            sess.run(summaries)
+
+
+def test_train_op_collection_and_return_value():
+    """The returned tensor is the loss, and it is added to the TRAIN_OP collection once."""
+    with tf.Graph().as_default():
+        loss, _ = _model()
+        train_op = shim().create_train_op(loss, OPTIMIZERS["sgd"]())
+        assert train_op.dtype == tf.float32 and train_op.shape.rank == 0
+        # TF 1.15: apply_gradients registers its op there too; create_train_op adds the loss.
+        assert [t for t in v1.get_collection(v1.GraphKeys.TRAIN_OP) if t is train_op] == [train_op]
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            first = sess.run(loss)
+            assert sess.run(train_op) == pytest.approx(first, rel=RTOL)
+
+
+def test_works_inside_tf_function_with_v1_optimizer():
+    """Inside ``tf.function`` (graph mode in TF 2) it trains like a Session step."""
+    w = tf.Variable(W0)
+    opt = v1.train.GradientDescentOptimizer(0.05)
+
+    @tf.function
+    def step():
+        loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(X), w) - tf.constant(Y)))
+        return shim().create_train_op(loss, opt, global_step=None, variables_to_train=[w])
+
+    first = float(step())
+    for _ in range(STEPS - 1):
+        last = float(step())
+    assert last < first
+    expected = W0.copy()
+    for _ in range(STEPS):
+        grad = 2.0 * X.T @ (X @ expected - Y) / Y.size
+        expected = expected - 0.05 * grad
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- bad arguments
+
+
+def test_bad_nonfinite_policy_is_rejected():
+    """An unknown ``nonfinite`` policy fails at construction, naming the argument."""
+    with tf.Graph().as_default():
+        loss, _ = _model()
+        with pytest.raises(ValueError, match="nonfinite"):
+            shim().create_train_op(loss, OPTIMIZERS["sgd"](), nonfinite="ignore")
+
+
+def test_non_optimizer_is_rejected():
+    """An object without compute/apply_gradients gives a TypeError naming ``optimizer``."""
+    with tf.Graph().as_default():
+        loss, _ = _model()
+        with pytest.raises(TypeError, match="optimizer must be"):
+            shim().create_train_op(loss, object())
+
+
+def test_non_trainable_variable_to_train_is_rejected():
+    """A non-trainable variable in ``variables_to_train`` is named (TF 1.15: bare assert)."""
+    with tf.Graph().as_default():
+        loss, _ = _model()
+        frozen = v1.get_variable("frozen", initializer=tf.zeros([1]), trainable=False)
+        with pytest.raises(ValueError, match="variables_to_train contains 'frozen'"):
+            shim().create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[frozen])
+        with pytest.raises(ValueError, match="no variables to train"):
+            shim().create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[])
+
+
+def test_eager_mode_is_refused_with_remedy():
+    """Eager execution gets a RuntimeError pointing to graph mode / GradientTape."""
+    with pytest.raises(RuntimeError, match="GradientTape"):
+        shim().create_train_op(tf.constant(1.0), OPTIMIZERS["sgd"]())
+
+
+@pytest.mark.parametrize("max_norm", [0.0, -1.0, None, [1.0]])
+def test_bad_max_norm_is_rejected(max_norm):
+    """``max_norm`` must be a positive scalar, for both clip functions."""
+    with pytest.raises(ValueError, match="max_norm"):
+        shim().clip_gradient_norms([], max_norm)
+    with pytest.raises(ValueError, match="max_norm"):
+        shim().clip_gradient_norms_fn(max_norm)
+
+
+def test_multiply_gradients_bad_arguments_like_tf1():
+    """TF 1.15's ValueErrors: non-list pairs, empty or non-dict multipliers, None gradient."""
+    with tf.Graph().as_default():
+        var = v1.get_variable("m", initializer=tf.zeros([2]))
+        grad = tf.ones([2])
+        for module in (ref, shim()):
+            with pytest.raises(ValueError, match="`grads_and_vars` must be a list"):
+                module.multiply_gradients(((grad, var),), {var: 2.0})
+            with pytest.raises(ValueError, match="`gradient_multipliers` is empty"):
+                module.multiply_gradients([(grad, var)], {})
+            with pytest.raises(ValueError, match="`gradient_multipliers` must be a dict"):
+                module.multiply_gradients([(grad, var)], [(var, 2.0)])
+            with pytest.raises(ValueError, match="Requested multiple of `None` gradient"):
+                module.multiply_gradients([(None, var)], {"m": 2.0})

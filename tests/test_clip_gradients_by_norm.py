@@ -1,0 +1,303 @@
+"""Tests for tfclip_compat.clip_gradients_by_norm (v1 graph mode, eager, Keras, policies)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfclip_compat
+from tests.reference import contrib_estimator
+
+V1 = tf.compat.v1
+
+OPTIMIZERS = {
+    "GradientDescent": lambda: V1.train.GradientDescentOptimizer(0.1),
+    "Momentum": lambda: V1.train.MomentumOptimizer(0.05, 0.9),
+    "Adam": lambda: V1.train.AdamOptimizer(0.05),
+    "Adagrad": lambda: V1.train.AdagradOptimizer(0.3),
+    "RMSProp": lambda: V1.train.RMSPropOptimizer(0.01),
+}
+
+
+def _train_graph(wrap, make_opt, *, sparse, use_global_step, use_var_list, steps=10, clip=0.5):
+    """Build a tiny model in a fresh graph, train ``steps`` steps, return the variable values."""
+    rng = np.random.RandomState(0)
+    x_np = rng.randn(16, 4).astype(np.float32)
+    ids_np = rng.randint(0, 6, size=(16, 3)).astype(np.int32)  # repeated ids -> duplicates
+    y_np = rng.randn(16, 1).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        V1.set_random_seed(1)
+        x = V1.placeholder(tf.float32, [None, 4])
+        y = V1.placeholder(tf.float32, [None, 1])
+        w = V1.get_variable("w", initializer=rng.randn(4, 1).astype(np.float32) * 3.0)
+        b = V1.get_variable("b", initializer=np.zeros([1], np.float32))
+        unused = V1.get_variable("unused", initializer=np.ones([2], np.float32))
+        pred = tf.matmul(x, w) + b
+        feeds = {x: x_np, y: y_np}
+        train_vars = [w, b]
+        if sparse:
+            ids = V1.placeholder(tf.int32, [None, 3])
+            emb = V1.get_variable("emb", initializer=rng.randn(6, 2).astype(np.float32) * 3.0)
+            e = tf.reduce_sum(tf.nn.embedding_lookup(emb, ids), axis=[1, 2])[:, None]
+            pred = pred + e
+            feeds[ids] = ids_np
+            train_vars.append(emb)
+        loss = tf.reduce_mean(tf.square(pred - y)) * 10.0
+        gs = V1.train.get_or_create_global_step() if use_global_step else None
+        opt = wrap(make_opt(), clip)
+        kwargs = {}
+        if use_global_step:
+            kwargs["global_step"] = gs
+        if use_var_list:
+            kwargs["var_list"] = train_vars + [unused]  # unused: None gradient passes through
+        train_op = opt.minimize(loss, **kwargs)
+        with V1.Session(graph=g) as sess:
+            sess.run(V1.global_variables_initializer())
+            for _ in range(steps):
+                sess.run(train_op, feeds)
+            values = sess.run(train_vars)
+            step = sess.run(gs) if use_global_step else None
+    return values, step
+
+
+@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_matches_contrib_reference_in_graph_mode(opt_name, sparse):
+    """The shim trains like TF 1.15 contrib (reference) for 10 graph steps, rtol 1e-5."""
+    # Sparse with duplicate ids would differ on purpose (robust norm), so the sparse case
+    # compares against a reference fed the same deduplicated norm: see the dedicated test below.
+    for use_gs, use_vl in [(False, False), (True, True)]:
+        ours, step_ours = _train_graph(
+            tfclip_compat.clip_gradients_by_norm,
+            OPTIMIZERS[opt_name],
+            sparse=sparse,
+            use_global_step=use_gs,
+            use_var_list=use_vl,
+        )
+        ref, step_ref = _train_graph(
+            contrib_estimator.clip_gradients_by_norm
+            if not sparse
+            else _reference_with_dense_norm,
+            OPTIMIZERS[opt_name],
+            sparse=sparse,
+            use_global_step=use_gs,
+            use_var_list=use_vl,
+        )
+        assert step_ours == step_ref
+        if use_gs:
+            assert step_ours == 10
+        for a, r in zip(ours, ref):
+            np.testing.assert_allclose(a, r, rtol=1e-5, atol=1e-7)
+
+
+def _reference_with_dense_norm(optimizer, clip_norm):
+    """Contrib's wrapper, with duplicate embedding indices summed before TF's clip (as the shim)."""
+
+    def clip_grads(grads_and_vars):
+        grads, variables = zip(*grads_and_vars)
+        fixed = []
+        for g in grads:
+            if isinstance(g, tf.IndexedSlices):
+                uniq, pos = tf.unique(g.indices)
+                g = tf.IndexedSlices(
+                    tf.math.unsorted_segment_sum(g.values, pos, tf.shape(uniq)[0]), uniq, g.dense_shape
+                )
+            fixed.append(g)
+        # The norm over deduplicated slices, scale applied to the original gradients.
+        _, norm = tf.clip_by_global_norm(fixed, clip_norm)
+        clipped, _ = tf.clip_by_global_norm(list(grads), clip_norm, use_norm=norm)
+        return list(zip(clipped, variables))
+
+    return contrib_estimator._TransformGradients(optimizer, clip_grads, "ClipByNorm" + optimizer.get_name())
+
+
+def test_sparse_duplicates_differ_from_contrib():
+    """With duplicate embedding ids the shim's (dense) norm differs from contrib's, so results differ."""
+    ours, _ = _train_graph(
+        tfclip_compat.clip_gradients_by_norm, OPTIMIZERS["GradientDescent"],
+        sparse=True, use_global_step=False, use_var_list=False,
+    )
+    ref, _ = _train_graph(
+        contrib_estimator.clip_gradients_by_norm, OPTIMIZERS["GradientDescent"],
+        sparse=True, use_global_step=False, use_var_list=False,
+    )
+    assert not all(np.allclose(a, r, rtol=1e-5) for a, r in zip(ours, ref))
+
+
+def test_wrapper_is_v1_optimizer_with_delegation():
+    """The v1 wrapper is a v1 Optimizer named ClipByNorm+inner, delegating slots and variables."""
+    with tf.Graph().as_default():
+        v = V1.get_variable("v", initializer=[1.0, 2.0])
+        adam = V1.train.AdamOptimizer(0.1)
+        opt = tfclip_compat.clip_gradients_by_norm(adam, 1.0)
+        ref = contrib_estimator.clip_gradients_by_norm(V1.train.AdamOptimizer(0.1), 1.0)
+        assert isinstance(opt, V1.train.Optimizer)
+        assert opt.get_name() == "ClipByNormAdam"
+        opt.minimize(tf.reduce_sum(v * v))
+        ref.minimize(tf.reduce_sum(v * 3.0))
+        assert opt.get_slot_names() == adam.get_slot_names() == ["m", "v"]
+        assert opt.get_slot(v, "m") is adam.get_slot(v, "m")
+        names = sorted(x.op.name for x in opt.variables())
+        assert any("beta1_power" in n for n in names) and any("beta2_power" in n for n in names)
+        assert len(opt.variables()) == len(adam.variables()) == 4
+        assert ref.variables() == []  # the contrib defect the shim fixes
+
+
+def _eager_adam_steps(opt, v, steps):
+    for i in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(v - float(i))) * 5.0
+        opt.apply_gradients([(tape.gradient(loss, v), v)])
+
+
+def test_v1_checkpoint_saves_inner_state_and_restores_exactly():
+    """tf.train.Checkpoint of the v1 wrapper saves Adam's slots and beta powers; restore resumes exactly."""
+    v = tf.Variable([1.0, -2.0, 3.0])
+    opt = tfclip_compat.clip_gradients_by_norm(V1.train.AdamOptimizer(0.1), 1.0)
+    _eager_adam_steps(opt, v, 3)
+    ckpt = tf.train.Checkpoint(v=v, optimizer=opt)
+    path = ckpt.save(_tmp("v1"))
+    names = [n for n, _ in tf.train.list_variables(path)]
+    assert any("beta1_power" in n for n in names), names
+    assert any("/.OPTIMIZER_SLOT/" in n for n in names), names
+    _eager_adam_steps(opt, v, 3)
+    expected = v.numpy()
+
+    v2 = tf.Variable([0.0, 0.0, 0.0])
+    opt2 = tfclip_compat.clip_gradients_by_norm(V1.train.AdamOptimizer(0.1), 1.0)
+    status = tf.train.Checkpoint(v=v2, optimizer=opt2).restore(path)  # deferred: no slots yet
+    _eager_adam_steps(opt2, v2, 3)
+    status.assert_consumed()
+    np.testing.assert_allclose(v2.numpy(), expected, rtol=1e-6)
+
+
+def _tmp(name):
+    import tempfile
+
+    return str(__import__("pathlib").Path(tempfile.mkdtemp()) / name)
+
+
+def test_keras_wrapper_clips_and_proxies():
+    """The Keras wrapper clips by the global norm, proxies iterations/learning_rate and checkpoints."""
+    v = tf.Variable([3.0, 4.0])
+    opt = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.SGD(1.0), 1.0)
+    assert opt.name == "ClipByNormSGD"
+    opt.apply_gradients([(tf.constant([30.0, 40.0]), v)])  # norm 50 -> clipped to [0.6, 0.8]
+    np.testing.assert_allclose(v.numpy(), [2.4, 3.2], rtol=1e-6)
+    assert int(opt.iterations) == 1
+    opt.learning_rate = 0.5
+    assert float(opt.optimizer.learning_rate) == 0.5
+
+    @tf.function
+    def step(g):
+        opt.apply_gradients([(g, v)])
+
+    step(tf.constant([0.3, 0.4]))  # norm 0.5 < 1: unclipped
+    np.testing.assert_allclose(v.numpy(), [2.25, 3.0], rtol=1e-6)
+    assert int(opt.iterations) == 2
+
+
+def test_keras_wrapper_matches_manual_clip_over_steps_and_checkpoint():
+    """Keras Adam via the wrapper equals tape+tf.clip_by_global_norm+Adam, also across a checkpoint."""
+    rng = np.random.RandomState(0)
+    init = rng.randn(5).astype(np.float32)
+    targets = [rng.randn(5).astype(np.float32) * 10 for _ in range(10)]
+
+    def run(use_shim, restore_at=None):
+        v = tf.Variable(init)
+        inner = tf.keras.optimizers.Adam(0.1)
+        opt = tfclip_compat.clip_gradients_by_norm(inner, 2.0) if use_shim else inner
+        for i, t in enumerate(targets):
+            if restore_at is not None and i == restore_at:
+                path = tf.train.Checkpoint(v=v, optimizer=opt).save(_tmp("k"))
+                v = tf.Variable(np.zeros(5, np.float32))
+                opt = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.Adam(0.1), 2.0)
+                opt.build([v])
+                tf.train.Checkpoint(v=v, optimizer=opt).restore(path).assert_consumed()
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(v - t))
+            g = tape.gradient(loss, v)
+            if not use_shim:
+                (g,), _ = tf.clip_by_global_norm([g], 2.0)
+            opt.apply_gradients([(g, v)])
+        return v.numpy()
+
+    manual = run(False)
+    np.testing.assert_allclose(run(True), manual, rtol=1e-5)
+    np.testing.assert_allclose(run(True, restore_at=5), manual, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, words",
+    [
+        ({"clip_norm": 0.0}, ValueError, "clip_norm"),
+        ({"clip_norm": -1}, ValueError, "clip_norm"),
+        ({"clip_norm": [1.0, 2.0]}, ValueError, "clip_norm"),
+        ({"clip_norm": "5"}, TypeError, "clip_norm"),
+        ({"clip_norm": 1.0, "nonfinite": "ignore"}, ValueError, "nonfinite"),
+    ],
+)
+def test_bad_arguments_fail_at_construction(kwargs, exc, words):
+    """Bad clip_norm / policy values raise at construction with a message naming the argument."""
+    with pytest.raises(exc, match=words):
+        tfclip_compat.clip_gradients_by_norm(V1.train.GradientDescentOptimizer(0.1), **kwargs)
+
+
+@pytest.mark.parametrize("bad", ["Adam", object(), V1.train.AdamOptimizer, None])
+def test_non_optimizer_is_rejected(bad):
+    """Anything but an optimizer instance raises a TypeError naming ``optimizer``."""
+    with pytest.raises(TypeError, match="optimizer"):
+        tfclip_compat.clip_gradients_by_norm(bad, 1.0)
+
+
+def test_constant_tensor_clip_norm_checked_and_placeholder_accepted():
+    """A constant non-positive tensor clip_norm is rejected; a placeholder is accepted."""
+    with pytest.raises(ValueError, match="clip_norm"):
+        tfclip_compat.clip_gradients_by_norm(V1.train.GradientDescentOptimizer(0.1), tf.constant(-2.0))
+    with tf.Graph().as_default():
+        ph = V1.placeholder(tf.float32, [])
+        tfclip_compat.clip_gradients_by_norm(V1.train.GradientDescentOptimizer(0.1), ph)
+
+
+@pytest.mark.parametrize("make", [lambda: V1.train.GradientDescentOptimizer(0.1), lambda: tf.keras.optimizers.SGD(0.1)])
+def test_empty_gradient_list_has_clear_error(make):
+    """An empty grads_and_vars, or only None gradients, raise a clear ValueError."""
+    opt = tfclip_compat.clip_gradients_by_norm(make(), 1.0)
+    with pytest.raises(ValueError, match="empty"):
+        opt.apply_gradients([])
+    v = tf.Variable(1.0)
+    with pytest.raises(ValueError, match="No gradients"):
+        opt.apply_gradients([(None, v)])
+
+
+def test_summaries_graph_and_eager(tmp_path):
+    """summaries=True records pre/post-clip norms: v1 summary ops in graph, event files in eager."""
+    with tf.Graph().as_default():
+        v = V1.get_variable("v", initializer=[3.0, 4.0])
+        opt = tfclip_compat.clip_gradients_by_norm(V1.train.GradientDescentOptimizer(0.1), 1.0, summaries=True)
+        opt.minimize(tf.reduce_sum(v * v))
+        merged = V1.summary.merge_all()
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            summ = V1.Summary.FromString(sess.run(merged))
+        vals = {x.tag: x.simple_value for x in summ.value}
+        assert vals["ClipByNormGradientDescent/global_norm"] == pytest.approx(10.0)
+        assert vals["ClipByNormGradientDescent/clipped_global_norm"] == pytest.approx(1.0)
+
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    v = tf.Variable([3.0, 4.0])
+    opt = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.SGD(0.1), 1.0, summaries=True)
+    with writer.as_default():
+        opt.apply_gradients([(tf.constant([6.0, 8.0]), v)])
+    writer.flush()
+    from tensorflow.python.summary.summary_iterator import summary_iterator  # noqa: PLC0415
+
+    tags = {}
+    for f in tmp_path.iterdir():
+        for ev in summary_iterator(str(f)):
+            for val in ev.summary.value:
+                tags[val.tag] = float(tf.make_ndarray(val.tensor))
+    assert tags["ClipByNormSGD/global_norm"] == pytest.approx(10.0)
+    assert tags["ClipByNormSGD/clipped_global_norm"] == pytest.approx(1.0)

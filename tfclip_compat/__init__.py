@@ -1,0 +1,25 @@
+"""tfclip_compat: TF1 gradient-clipping helpers that run on TensorFlow 2.
+
+Drop-in, same-semantics replacements for the clipping helpers TensorFlow 2 removed
+(``tf.contrib.estimator.clip_gradients_by_norm``, ``tf.contrib.training.*``,
+``tf.contrib.layers.optimize_loss``) plus robust versions of TF's clip functions.
+Needs TensorFlow (``pip install "tfclip-compat[tf]"``); never imports libcst.
+"""
+
+from tfclip_compat._clip import (
+    clip_by_average_norm,
+    clip_by_global_norm,
+    clip_by_norm,
+    clip_by_value,
+    global_norm,
+)
+from tfclip_compat._optimizer import clip_gradients_by_norm
+
+__all__ = [
+    "clip_by_average_norm",
+    "clip_by_global_norm",
+    "clip_by_norm",
+    "clip_by_value",
+    "clip_gradients_by_norm",
+    "global_norm",
+]

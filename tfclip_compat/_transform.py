@@ -1,0 +1,149 @@
+"""Gradient transforms: the internal API the optimizer wrappers are built around.
+
+A *gradient transform* maps a list of ``(gradient, variable)`` pairs to a
+:class:`TransformResult` ``(grads_and_vars, skip, stats)``:
+
+* ``grads_and_vars`` — the new pairs, same length and order, ``None`` gradients kept as ``None``;
+* ``skip`` — ``None``, or a scalar bool tensor: True asks the wrapper to skip the whole update
+  (variables, slots, optimizer counters untouched; see ``_nonfinite``);
+* ``stats`` — ``dict[str, Tensor]`` of scalars for summaries (e.g. ``"global_norm"``,
+  ``"clipped_global_norm"``). A ``"global_norm"`` entry is also used by the wrappers as the
+  non-finite test (a finite norm means finite gradients), saving a pass over the gradients.
+
+Contract for implementers (subclass :class:`GradientTransform`, a ``tf.Module``):
+
+* ``build(var_list)`` creates the transform's state variables (histories, EMAs, counters) once;
+  the wrappers call it under ``tf.init_scope`` before any ``tf.cond``, so creating
+  ``tf.Variable`` objects there is safe in graph mode, ``tf.function`` and under a
+  tf.distribute strategy scope. It must be idempotent. State variables are ``tf.Module``
+  attributes, so ``variables`` lists them and ``tf.train.Checkpoint`` / ``Saver`` save them
+  (the wrappers add the transform as a checkpoint dependency named ``"gradient_transform"``
+  when it has variables).
+* ``__call__(grads_and_vars)`` is pure graph code: no Python branching on tensor values, no
+  host round-trip. Under tf.distribute the wrappers call it in the replica context on the
+  cross-replica *aggregated* gradients, so every replica computes the same result; state
+  updates must therefore be identical on every replica (they are, given identical inputs).
+* State updates made inside ``__call__`` happen even when the step is then skipped (by the
+  transform's own ``skip`` or by the non-finite policy); a transform whose method says
+  otherwise must gate its updates on its own flag. The current transforms are stateless.
+
+Transforms compose with :class:`Chain` (in order; ``skip`` flags are OR-ed, later stats
+override earlier ones with the same key).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from tfclip_compat import _clip
+from tfclip_compat._tf import tf
+
+GradsAndVars = List[Tuple[Any, Any]]
+
+
+class TransformResult(NamedTuple):
+    """What a :class:`GradientTransform` returns."""
+
+    grads_and_vars: GradsAndVars
+    skip: Optional[Any]
+    stats: Dict[str, Any]
+
+
+class GradientTransform(tf.Module):
+    """Base class of gradient transforms (see the module docstring for the contract)."""
+
+    def build(self, var_list: Sequence[Any]) -> None:
+        """Create state variables for ``var_list`` (once). Stateless transforms do nothing."""
+
+    def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
+        """Transform ``grads_and_vars``; subclasses implement this."""
+        raise NotImplementedError
+
+
+def check_clip_norm(clip_norm: Any, argument: str = "clip_norm") -> Any:
+    """Validate a clipping threshold: a positive scalar number or a scalar tensor.
+
+    Python numbers and constant tensors are checked for ``> 0`` at once; a non-constant scalar
+    tensor (e.g. a placeholder or a variable) is accepted and checked at run time by TF's own
+    arithmetic. Raises ValueError/TypeError naming ``argument``.
+    """
+    if isinstance(clip_norm, bool) or clip_norm is None:
+        raise TypeError(f"{argument} must be a positive scalar number or tensor, got {clip_norm!r}.")
+    if isinstance(clip_norm, (int, float)):
+        if not clip_norm > 0:
+            raise ValueError(f"{argument} must be > 0, got {clip_norm!r}.")
+        return float(clip_norm)
+    try:
+        shape = tf.TensorShape(clip_norm.shape)
+    except (AttributeError, TypeError, ValueError):
+        try:
+            import numpy as np
+
+            arr = np.asarray(clip_norm)
+        except Exception:  # pragma: no cover - exotic objects
+            arr = None
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise TypeError(
+                f"{argument} must be a positive scalar number or tensor, got {type(clip_norm).__name__}."
+            ) from None
+        shape = tf.TensorShape(arr.shape)
+        clip_norm = arr
+    if shape.rank is not None and shape.rank != 0:
+        raise ValueError(f"{argument} must be a scalar (0-D), got shape {shape}.")
+    value = tf.get_static_value(clip_norm) if not isinstance(clip_norm, tf.Variable) else None
+    if value is not None and not float(value) > 0:
+        raise ValueError(f"{argument} must be > 0, got {float(value)!r}.")
+    return clip_norm
+
+
+class ClipByGlobalNorm(GradientTransform):
+    """Clip all gradients by their global norm (``tfclip_compat.clip_by_global_norm``).
+
+    Stats: ``global_norm`` (before clipping, float32 for half-precision gradients) and
+    ``clipped_global_norm`` (after clipping).
+    """
+
+    def __init__(self, clip_norm: Any, name: Optional[str] = None) -> None:
+        super().__init__(name=name or "clip_by_global_norm")
+        self.clip_norm = check_clip_norm(clip_norm)
+
+    def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
+        """Clip by the global norm; see the class docstring."""
+        grads_and_vars = list(grads_and_vars)
+        grads = [g for g, _ in grads_and_vars]
+        clipped, norm = _clip.clip_by_global_norm(grads, self.clip_norm)
+        clip_norm = tf.cast(self.clip_norm, norm.dtype)
+        stats = {"global_norm": norm, "clipped_global_norm": tf.minimum(norm, clip_norm)}
+        return TransformResult(list(zip(clipped, [v for _, v in grads_and_vars])), None, stats)
+
+
+class Chain(GradientTransform):
+    """Apply several transforms in order (``optax.chain`` style)."""
+
+    def __init__(self, *transforms: GradientTransform, name: Optional[str] = None) -> None:
+        super().__init__(name=name or "chain")
+        for t in transforms:
+            if not isinstance(t, GradientTransform):
+                raise TypeError(f"Chain() takes GradientTransform objects, got {type(t).__name__}.")
+        self.transforms = list(transforms)
+
+    def build(self, var_list: Sequence[Any]) -> None:
+        """Build every transform of the chain."""
+        for t in self.transforms:
+            t.build(var_list)
+
+    def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
+        """Run the transforms in order, OR-ing skip flags and merging stats."""
+        gvs = list(grads_and_vars)
+        skip: Optional[Any] = None
+        stats: Dict[str, Any] = {}
+        for t in self.transforms:
+            result = t(gvs)
+            gvs = list(result.grads_and_vars)
+            if result.skip is not None:
+                skip = result.skip if skip is None else tf.logical_or(skip, result.skip)
+            stats.update(result.stats)
+        return TransformResult(gvs, skip, stats)
+
+
+__all__ = ["Chain", "ClipByGlobalNorm", "GradientTransform", "TransformResult", "check_clip_norm"]

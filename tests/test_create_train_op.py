@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from reference import contrib_training as ref
-from tfclip_compat import _training as shim_training
+import tfclip_compat as tfc
 
 v1 = tf.compat.v1
 STEPS = 10
@@ -25,12 +25,6 @@ E0 = np.arange(12, dtype=np.float32).reshape(6, 2) / 4.0
 IDS_UNIQUE = np.array([0, 2, 4, 5], np.int32)
 IDS_DUPLICATE = np.array([1, 1, 1, 3], np.int32)
 
-
-def shim():
-    """The shim module under test: the public package when it exports the name, else the module."""
-    import tfclip_compat
-
-    return tfclip_compat if hasattr(tfclip_compat, "create_train_op") else shim_training
 
 
 def _model(ids=IDS_UNIQUE, loss_scale=None, with_bn=False):
@@ -98,7 +92,7 @@ def _both(opt_factory, **kwargs):
             return module.create_train_op(loss, opt_factory(), **extra)
         return build
 
-    return _train(make(ref)), _train(make(shim()))
+    return _train(make(ref)), _train(make(tfc))
 
 
 OPTIMIZERS = {
@@ -196,7 +190,7 @@ def _train_bn(module, update_ops_arg):
 @pytest.mark.parametrize("update_ops_arg", [None, []], ids=["collection", "none"])
 def test_update_ops_match_reference(update_ops_arg):
     """UPDATE_OPS (batch-norm moving mean) run with the step by default, and not with ``[]``."""
-    r, s = _train_bn(ref, update_ops_arg), _train_bn(shim(), update_ops_arg)
+    r, s = _train_bn(ref, update_ops_arg), _train_bn(tfc, update_ops_arg)
     _assert_same(r, s)
     moved = not np.allclose(s[1]["moving_mean"], 0.0)
     assert moved is (update_ops_arg is None)
@@ -208,7 +202,7 @@ def test_partial_update_ops_logs_tf1_warning(monkeypatch):
     monkeypatch.setattr(v1.logging, "warning", lambda msg, *a: messages.append(msg % a if a else msg))
     with tf.Graph().as_default():
         loss, _ = _model(with_bn=True)
-        shim().create_train_op(loss, OPTIMIZERS["sgd"](), update_ops=[])
+        tfc.create_train_op(loss, OPTIMIZERS["sgd"](), update_ops=[])
     assert any("does not contain all the update_ops" in m for m in messages)
 
 
@@ -218,7 +212,7 @@ def test_check_numerics_raises_on_nan_loss_like_tf1():
     with graph.as_default():
         scale = v1.placeholder(tf.float32, [])
         loss, _ = _model(loss_scale=scale)
-        train_op = shim().create_train_op(loss, OPTIMIZERS["sgd"]())
+        train_op = tfc.create_train_op(loss, OPTIMIZERS["sgd"]())
         with v1.Session() as sess:
             sess.run(v1.global_variables_initializer())
             sess.run(train_op, {scale: 1.0})
@@ -261,7 +255,7 @@ def _train_nonfinite(module, policy=None, skip_bad_step=False):
 def test_nonfinite_propagate_matches_tf1():
     """Default ``nonfinite="propagate"`` applies inf/NaN gradients exactly like TF 1.15."""
     r, _ = _train_nonfinite(ref)
-    s, _ = _train_nonfinite(shim())
+    s, _ = _train_nonfinite(tfc)
     assert np.isnan(s["W"]).all()
     for name in r:
         np.testing.assert_allclose(r[name], s[name], rtol=RTOL, equal_nan=True)
@@ -270,7 +264,7 @@ def test_nonfinite_propagate_matches_tf1():
 def test_nonfinite_skip_leaves_step_out():
     """``nonfinite="skip"``: the bad step changes no variable, slot or step counter."""
     expected, expected_step = _train_nonfinite(ref, skip_bad_step=True)
-    got, step = _train_nonfinite(shim(), "skip")
+    got, step = _train_nonfinite(tfc, "skip")
     assert step == expected_step == STEPS - 1
     for name in expected:
         np.testing.assert_allclose(got[name], expected[name], rtol=RTOL, err_msg=name)
@@ -282,7 +276,7 @@ def test_nonfinite_raise_names_the_variable():
     with graph.as_default():
         scale = v1.placeholder(tf.float32, [])
         loss, variables = _model()
-        train_op = shim().create_train_op(
+        train_op = tfc.create_train_op(
             loss * scale, OPTIMIZERS["sgd"](), check_numerics=False, nonfinite="raise"
         )
         with v1.Session() as sess:
@@ -317,8 +311,8 @@ def test_duplicate_indices_clip_by_dense_norm():
     dense_ref = _train(build(_dense_clip_transform(0.5)), ids=IDS_DUPLICATE)
     sparse_ref = _train(build(ref.clip_gradient_norms_fn(0.5)), ids=IDS_DUPLICATE)
     got = _train(
-        lambda loss, _: shim().create_train_op(
-            loss, OPTIMIZERS["sgd"](), transform_grads_fn=shim().clip_gradient_norms_fn(0.5)
+        lambda loss, _: tfc.create_train_op(
+            loss, OPTIMIZERS["sgd"](), transform_grads_fn=tfc.clip_gradient_norms_fn(0.5)
         ),
         ids=IDS_DUPLICATE,
     )
@@ -331,7 +325,7 @@ def test_clip_gradient_norms_sparse_duplicates_values():
     with tf.Graph().as_default():
         var = v1.get_variable("v", initializer=tf.zeros([4, 2]))
         grad = tf.IndexedSlices(tf.constant([[3.0, 3.0], [3.0, 3.0]]), tf.constant([1, 1]), tf.constant([4, 2]))
-        ((clipped, _),) = shim().clip_gradient_norms([(grad, var)], 3.0)
+        ((clipped, _),) = tfc.clip_gradient_norms([(grad, var)], 3.0)
         ((tf1_clipped, _),) = ref.clip_gradient_norms([(grad, var)], 3.0)
         assert isinstance(clipped, tf.IndexedSlices)
         with v1.Session() as sess:
@@ -345,7 +339,7 @@ def test_clip_gradient_norms_float16_does_not_overflow():
     with tf.Graph().as_default():
         var = v1.get_variable("h", initializer=tf.zeros([1000], tf.float16))
         grad = tf.fill([1000], tf.constant(300.0, tf.float16))
-        ((clipped, _), (none_grad, _)) = shim().clip_gradient_norms([(grad, var), (None, var)], 5.0)
+        ((clipped, _), (none_grad, _)) = tfc.clip_gradient_norms([(grad, var), (None, var)], 5.0)
         with v1.Session() as sess:
             out = sess.run(clipped)
     assert none_grad is None
@@ -360,7 +354,7 @@ def test_add_gradients_summaries_names_and_none():
         loss, variables = _model()
         grads = [(g, v) for g, v in zip(tf.gradients(loss, list(variables.values())), variables.values())]
         grads.append((None, v1.get_variable("unused", initializer=tf.zeros([1]))))
-        summaries = shim().add_gradients_summaries(grads)
+        summaries = tfc.add_gradients_summaries(grads)
         reference = ref.add_gradients_summaries(grads)
         assert len(summaries) == len(reference) == 6
         assert [s.op.name for s in summaries] == [s.op.name.replace("_1", "") for s in reference]
@@ -374,7 +368,7 @@ def test_train_op_collection_and_return_value():
     """The returned tensor is the loss, and it is added to the TRAIN_OP collection once."""
     with tf.Graph().as_default():
         loss, _ = _model()
-        train_op = shim().create_train_op(loss, OPTIMIZERS["sgd"]())
+        train_op = tfc.create_train_op(loss, OPTIMIZERS["sgd"]())
         assert train_op.dtype == tf.float32 and train_op.shape.rank == 0
         # TF 1.15: apply_gradients registers its op there too; create_train_op adds the loss.
         assert [t for t in v1.get_collection(v1.GraphKeys.TRAIN_OP) if t is train_op] == [train_op]
@@ -392,7 +386,7 @@ def test_works_inside_tf_function_with_v1_optimizer():
     @tf.function
     def step():
         loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(X), w) - tf.constant(Y)))
-        return shim().create_train_op(loss, opt, global_step=None, variables_to_train=[w])
+        return tfc.create_train_op(loss, opt, global_step=None, variables_to_train=[w])
 
     first = float(step())
     for _ in range(STEPS - 1):
@@ -413,7 +407,7 @@ def test_bad_nonfinite_policy_is_rejected():
     with tf.Graph().as_default():
         loss, _ = _model()
         with pytest.raises(ValueError, match="nonfinite"):
-            shim().create_train_op(loss, OPTIMIZERS["sgd"](), nonfinite="ignore")
+            tfc.create_train_op(loss, OPTIMIZERS["sgd"](), nonfinite="ignore")
 
 
 def test_non_optimizer_is_rejected():
@@ -421,7 +415,7 @@ def test_non_optimizer_is_rejected():
     with tf.Graph().as_default():
         loss, _ = _model()
         with pytest.raises(TypeError, match="optimizer must be"):
-            shim().create_train_op(loss, object())
+            tfc.create_train_op(loss, object())
 
 
 def test_non_trainable_variable_to_train_is_rejected():
@@ -430,24 +424,24 @@ def test_non_trainable_variable_to_train_is_rejected():
         loss, _ = _model()
         frozen = v1.get_variable("frozen", initializer=tf.zeros([1]), trainable=False)
         with pytest.raises(ValueError, match="variables_to_train contains 'frozen'"):
-            shim().create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[frozen])
+            tfc.create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[frozen])
         with pytest.raises(ValueError, match="no variables to train"):
-            shim().create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[])
+            tfc.create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[])
 
 
 def test_eager_mode_is_refused_with_remedy():
     """Eager execution gets a RuntimeError pointing to graph mode / GradientTape."""
     with pytest.raises(RuntimeError, match="GradientTape"):
-        shim().create_train_op(tf.constant(1.0), OPTIMIZERS["sgd"]())
+        tfc.create_train_op(tf.constant(1.0), OPTIMIZERS["sgd"]())
 
 
 @pytest.mark.parametrize("max_norm", [0.0, -1.0, None, [1.0]])
 def test_bad_max_norm_is_rejected(max_norm):
     """``max_norm`` must be a positive scalar, for both clip functions."""
     with pytest.raises(ValueError, match="max_norm"):
-        shim().clip_gradient_norms([], max_norm)
+        tfc.clip_gradient_norms([], max_norm)
     with pytest.raises(ValueError, match="max_norm"):
-        shim().clip_gradient_norms_fn(max_norm)
+        tfc.clip_gradient_norms_fn(max_norm)
 
 
 def test_multiply_gradients_bad_arguments_like_tf1():
@@ -455,7 +449,7 @@ def test_multiply_gradients_bad_arguments_like_tf1():
     with tf.Graph().as_default():
         var = v1.get_variable("m", initializer=tf.zeros([2]))
         grad = tf.ones([2])
-        for module in (ref, shim()):
+        for module in (ref, tfc):
             with pytest.raises(ValueError, match="`grads_and_vars` must be a list"):
                 module.multiply_gradients(((grad, var),), {var: 2.0})
             with pytest.raises(ValueError, match="`gradient_multipliers` is empty"):
@@ -464,3 +458,60 @@ def test_multiply_gradients_bad_arguments_like_tf1():
                 module.multiply_gradients([(grad, var)], [(var, 2.0)])
             with pytest.raises(ValueError, match="Requested multiple of `None` gradient"):
                 module.multiply_gradients([(None, var)], {"m": 2.0})
+
+
+LEGACY_PROGRAM = """
+import numpy as np
+import tensorflow as tf
+
+x = tf.constant(X)
+w = tf.get_variable("W", initializer=tf.constant(W0))
+e = tf.get_variable("E", initializer=tf.constant(E0))
+pred = tf.matmul(x, w) + tf.nn.embedding_lookup(e, IDS)
+loss = tf.reduce_mean(tf.square(pred - Y))
+train_op = tf.contrib.training.create_train_op(
+    loss, tf.train.AdamOptimizer(0.1),
+    transform_grads_fn=tf.contrib.training.clip_gradient_norms_fn(0.5))
+"""
+
+
+def _run_program(source, migrate):
+    from reference import run_legacy
+
+    if migrate:
+        source = source.replace("tf.contrib.training.", "tfc.")
+    with tf.Graph().as_default():
+        ns = run_legacy(source, {"tfc": tfc, "X": X, "Y": Y, "W0": W0, "E0": E0, "IDS": IDS_UNIQUE})
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            losses = [sess.run(ns["train_op"]) for _ in range(STEPS)]
+            return losses, sess.run([ns["w"], ns["e"], v1.train.get_global_step()])
+
+
+def test_legacy_contrib_program_and_migrated_program_train_the_same():
+    """A TF1 ``tf.contrib.training`` program run via ``run_legacy`` equals its tfclip_compat rewrite."""
+    before_losses, before = _run_program(LEGACY_PROGRAM, migrate=False)
+    after_losses, after = _run_program(LEGACY_PROGRAM, migrate=True)
+    np.testing.assert_allclose(before_losses, after_losses, rtol=RTOL)
+    for b, a in zip(before, after):
+        np.testing.assert_allclose(a, b, rtol=RTOL)
+    assert after[2] == STEPS
+
+
+def test_run_legacy_resolves_contrib_imports():
+    """``run_legacy`` maps ``tensorflow``/``tensorflow.contrib.*`` imports to the reference."""
+    from reference import contrib, legacy_tf, run_legacy
+
+    ns = run_legacy(
+        """
+        import tensorflow as tf
+        import tensorflow.compat.v1 as tf1
+        from tensorflow.contrib.layers import optimize_loss
+        from tensorflow.contrib import training
+        import numpy
+        """
+    )
+    assert ns["tf"] is legacy_tf() and ns["tf"].train is v1.train
+    assert ns["optimize_loss"] is contrib.layers.optimize_loss
+    assert ns["training"] is contrib.training and ns["tf1"] is v1.compat.v1
+    assert callable(legacy_tf().contrib.estimator.clip_gradients_by_norm)

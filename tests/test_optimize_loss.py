@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from reference import contrib_layers as ref
+import tfclip_compat as tfc
 from tfclip_compat import _layers as shim_layers
 
 v1 = tf.compat.v1
@@ -24,12 +25,6 @@ E0 = np.arange(12, dtype=np.float32).reshape(6, 2) / 4.0
 IDS_UNIQUE = np.array([0, 2, 4, 5], np.int32)
 IDS_DUPLICATE = np.array([1, 1, 1, 3], np.int32)
 
-
-def shim():
-    """The shim under test: the public package when it exports the name, else the module."""
-    import tfclip_compat
-
-    return tfclip_compat if hasattr(tfclip_compat, "optimize_loss") else shim_layers
 
 
 def _model(ids=IDS_UNIQUE, with_bn=False, with_step=True):
@@ -83,7 +78,7 @@ def _both(learning_rate=0.05, optimizer="SGD", model_kwargs=None, **kwargs):
         return build
 
     model_kwargs = model_kwargs or {}
-    return _train(make(ref), **model_kwargs), _train(make(shim()), **model_kwargs)
+    return _train(make(ref), **model_kwargs), _train(make(tfc), **model_kwargs)
 
 
 @pytest.mark.parametrize("name", sorted(ref.OPTIMIZER_CLS_NAMES))
@@ -102,7 +97,7 @@ def test_optimizer_class_instance_and_function_match_reference():
     _assert_same(*_both(optimizer=lambda lr: v1.train.MomentumOptimizer(lr, 0.5)))
     _assert_same(*_both(learning_rate=None, optimizer=lambda: v1.train.AdagradOptimizer(0.3)))
     r = _train(lambda loss, _: ref.optimize_loss(loss, None, None, v1.train.AdamOptimizer(0.1)))
-    s = _train(lambda loss, _: shim().optimize_loss(loss, None, None, v1.train.AdamOptimizer(0.1)))
+    s = _train(lambda loss, _: tfc.optimize_loss(loss, None, None, v1.train.AdamOptimizer(0.1)))
     _assert_same(r, s)
 
 
@@ -117,7 +112,7 @@ def test_float_clip_gradients_is_global_norm_and_matches_reference():
 def test_int_clip_gradients_is_accepted_as_float():
     """``clip_gradients=1`` (TF 1.15: ValueError) trains like ``clip_gradients=1.0``."""
     r = _train(lambda loss, _: ref.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=1.0))
-    s = _train(lambda loss, _: shim().optimize_loss(loss, None, 0.05, "SGD", clip_gradients=1))
+    s = _train(lambda loss, _: tfc.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=1))
     _assert_same(r, s)
 
 
@@ -131,7 +126,7 @@ def test_callable_clip_gradients_adaptive_matches_reference():
             ),
         )
 
-    _assert_same(_train(build(ref)), _train(build(shim())))
+    _assert_same(_train(build(ref)), _train(build(tfc)))
 
 
 def test_learning_rate_decay_fn_matches_reference():
@@ -146,7 +141,7 @@ def test_tensor_learning_rate_matches_reference():
     def build(module):
         return lambda loss, _: module.optimize_loss(loss, None, tf.constant(0.05), "Momentum")
 
-    r, s = _train(build(ref)), _train(build(shim()))
+    r, s = _train(build(ref)), _train(build(tfc))
     _assert_same(r, s)
     assert "OptimizeLoss/learning_rate" not in s[1]
 
@@ -165,7 +160,7 @@ def test_unknown_multiplier_key_is_logged(monkeypatch):
     monkeypatch.setattr(v1.logging, "warning", lambda msg, *a: messages.append(msg % a if a else msg))
     with tf.Graph().as_default():
         loss, _ = _model()
-        shim().optimize_loss(loss, None, 0.1, "SGD", gradient_multipliers={"W": 2.0})
+        tfc.optimize_loss(loss, None, 0.1, "SGD", gradient_multipliers={"W": 2.0})
     assert any("match no variable" in m and "'W'" in m for m in messages)
 
 
@@ -219,7 +214,7 @@ def test_duplicate_indices_float_clip_uses_dense_norm():
     kw = {"ids": IDS_DUPLICATE}
     dense_ref = _train(lambda loss, _: ref.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=densified_clip), **kw)
     sparse_ref = _train(lambda loss, _: ref.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=0.5), **kw)
-    got = _train(lambda loss, _: shim().optimize_loss(loss, None, 0.05, "SGD", clip_gradients=0.5), **kw)
+    got = _train(lambda loss, _: tfc.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=0.5), **kw)
     _assert_same(dense_ref, got)
     assert not np.allclose(sparse_ref[1]["W"], got[1]["W"], rtol=1e-4)
 
@@ -251,7 +246,7 @@ def test_nonfinite_skip_leaves_step_out():
     with graph.as_default():
         scale = v1.placeholder(tf.float32, [])
         loss, variables = _model()
-        train_op = shim().optimize_loss(loss * scale, None, 0.1, "Adam", nonfinite="skip",
+        train_op = tfc.optimize_loss(loss * scale, None, 0.1, "Adam", nonfinite="skip",
                                         summaries=[])
         with v1.Session() as sess:
             sess.run(v1.global_variables_initializer())
@@ -299,7 +294,7 @@ def test_bad_arguments_name_the_argument(kwargs, match):
     with tf.Graph().as_default():
         loss = _loss()
         with pytest.raises(ValueError, match=match):
-            shim().optimize_loss(loss, None, **args)
+            tfc.optimize_loss(loss, None, **args)
 
 
 def test_decay_without_global_step_is_rejected():
@@ -307,7 +302,7 @@ def test_decay_without_global_step_is_rejected():
     with tf.Graph().as_default():
         loss, _ = _model(with_step=False)
         with pytest.raises(ValueError, match="global_step is required for learning_rate_decay_fn"):
-            shim().optimize_loss(loss, None, 0.1, "SGD", learning_rate_decay_fn=lambda lr, s: lr)
+            tfc.optimize_loss(loss, None, 0.1, "SGD", learning_rate_decay_fn=lambda lr, s: lr)
 
 
 def test_non_scalar_loss_is_rejected():
@@ -315,10 +310,10 @@ def test_non_scalar_loss_is_rejected():
     with tf.Graph().as_default():
         _model()
         with pytest.raises(ValueError, match="loss must be a scalar"):
-            shim().optimize_loss(tf.ones([3]), None, 0.1, "SGD")
+            tfc.optimize_loss(tf.ones([3]), None, 0.1, "SGD")
 
 
 def test_eager_mode_is_refused_with_remedy():
     """Eager execution gets a RuntimeError pointing to graph mode / GradientTape."""
     with pytest.raises(RuntimeError, match="GradientTape"):
-        shim().optimize_loss(tf.constant(1.0), None, 0.1, "SGD")
+        tfc.optimize_loss(tf.constant(1.0), None, 0.1, "SGD")

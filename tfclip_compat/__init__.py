@@ -13,13 +13,27 @@ from tfclip_compat._clip import (
     clip_by_value,
     global_norm,
 )
+from tfclip_compat._layers import optimize_loss
 from tfclip_compat._optimizer import clip_gradients_by_norm
+from tfclip_compat._training import (
+    add_gradients_summaries,
+    clip_gradient_norms,
+    clip_gradient_norms_fn,
+    create_train_op,
+    multiply_gradients,
+)
 
 __all__ = [
+    "add_gradients_summaries",
     "clip_by_average_norm",
     "clip_by_global_norm",
     "clip_by_norm",
     "clip_by_value",
+    "clip_gradient_norms",
+    "clip_gradient_norms_fn",
     "clip_gradients_by_norm",
+    "create_train_op",
     "global_norm",
+    "multiply_gradients",
+    "optimize_loss",
 ]

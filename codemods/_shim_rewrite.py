@@ -26,7 +26,6 @@ live in). Everything else is common:
 
 from __future__ import annotations
 
-import inspect
 from typing import ClassVar, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
@@ -61,12 +60,6 @@ def _dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _root_name(node: cst.BaseExpression) -> Optional[str]:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
 def _is_contrib_module(module: str) -> bool:
     name = canonical(module)
     return name is not None and (name == "tf.contrib" or name.startswith("tf.contrib."))
@@ -96,10 +89,24 @@ class ShimRewrite(TfcCodemod):
         self._handled: Set[int] = set()  # ids of nodes already decided (no second report)
         self._attr_names: Set[int] = set()  # ids of Name nodes that are an Attribute's .attr
         self._dotted: Set[int] = set()  # ids of nodes that are an Attribute's .value
-        self._roots: Set[str] = set()  # root names of rewritten expressions
+        self._rewritten: Set[str] = set()  # dotted names of rewritten expressions
         self._contrib_imports: List[Tuple[str, str, Optional[str], Optional[str]]] = []
-        self._code = node.code
+        self._unresolved_helper_uses = self._count_unresolved_helper_uses(node)
         self._shim_clash = self._find_shim_clash()
+
+    def _count_unresolved_helper_uses(self, module: cst.Module) -> int:
+        """How many ``x.<helper>`` accesses do not resolve to an import (``L.optimize_loss``
+        after ``L = tf.contrib.layers``, ``self.layers.optimize_loss``)."""
+        helpers = {t.rsplit(".", 1)[1] for t in self.TARGETS}
+        if not any(h in module.code for h in helpers):
+            return 0
+        count = 0
+        for node in _walk(module):
+            if isinstance(node, cst.Attribute) and node.attr.value in helpers:
+                raw = self.get_metadata(QualifiedNameProvider, node, set())
+                if not any(qn.source is not QualifiedNameSource.LOCAL for qn in raw):
+                    count += 1
+        return count
 
     def _find_shim_clash(self) -> Optional[str]:
         """Why ``import tfclip_compat`` would clash with a local name, or None."""
@@ -146,7 +153,8 @@ class ShimRewrite(TfcCodemod):
             return False
         for alias in node.names:
             name = alias.evaluated_name
-            if _is_contrib_module(f"{module}.{name}"):
+            full = f"{module}.{name}"
+            if _is_contrib_module(full) or canonical(full) in self.TARGETS:
                 asname = alias.evaluated_alias
                 bound = asname if asname is not None else name
                 self._contrib_imports.append((bound, module, name, asname))
@@ -229,11 +237,10 @@ class ShimRewrite(TfcCodemod):
         if module is None or id(node) in self._dotted:
             return
         # The module object escapes (`ct = tf.contrib.training`, passed as an argument):
-        # uses through it cannot be resolved. Report only when the file names one of
-        # this rule's helpers, so `layers = tf.contrib.layers` in a file that never
-        # mentions `optimize_loss` stays quiet.
-        helpers = {t.rsplit(".", 1)[1] for t in self.TARGETS}
-        if any(h in self._code for h in helpers):
+        # uses through it cannot be resolved. Report only when the file has an
+        # `x.<helper>` access that resolves to no import, so `layers = tf.contrib.layers`
+        # used for `layers.conv2d` only stays quiet.
+        if self._unresolved_helper_uses:
             self._handled.add(id(node))
             self._decline(
                 node,
@@ -311,9 +318,9 @@ class ShimRewrite(TfcCodemod):
         self.report(report_at, message, fix=safety, applied=applied)
         if applied:
             self._replace[id(func)] = shim
-            root = _root_name(func)
-            if root is not None:
-                self._roots.add(root)
+            dotted = _dotted_name(func)
+            if dotted is not None:
+                self._rewritten.add(dotted)
 
     # -- rewriting --------------------------------------------------------------------
 
@@ -338,15 +345,88 @@ class ShimRewrite(TfcCodemod):
             return self._replacement(original_node)
         return updated_node
 
+    def _served_a_rewrite(self, bound: str, module: str, obj: Optional[str], asname: Optional[str]) -> bool:
+        """Whether this contrib import provided one of the rewritten expressions."""
+        if obj is None and asname is None:  # `import tensorflow.contrib.training`
+            return any(d.startswith(module + ".") for d in self._rewritten)
+        return any(d == bound or d.startswith(bound + ".") for d in self._rewritten)
+
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        self._dotted_imports: List[str] = []
         if self._replace:
             AddImportsVisitor.add_needed_import(self.context, SHIM_MODULE)
             for bound, module, obj, asname in self._contrib_imports:
-                if bound in self._roots:
-                    RemoveImportsVisitor.remove_unused_import(self.context, module, obj, asname)
+                if not self._served_a_rewrite(bound, module, obj, asname):
+                    continue  # unused before we came: not ours to touch
+                RemoveImportsVisitor.remove_unused_import(self.context, module, obj, asname)
+                if obj is None and asname is None:
+                    self._dotted_imports.append(module)
         return updated_node
 
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        """Run the rule, then the import visitors, then drop dead ``import a.contrib.b``.
 
-def signature_of(shim_name: str) -> inspect.Signature:
-    """The TF 1.15 signature the compat rules bind call sites against."""
-    return HELPERS[shim_name].signature()
+        ``RemoveImportsVisitor`` keeps ``import tensorflow.contrib.training`` while the
+        root name ``tensorflow`` is used anywhere; on TF 2 that import itself fails, so
+        once nothing under ``tensorflow.contrib.training`` is referenced any more it is
+        dropped (or becomes ``import tensorflow`` if nothing else binds ``tensorflow``).
+        """
+        self._dotted_imports = []
+        tree = super().transform_module(tree)
+        if self._dotted_imports:
+            tree = tree.visit(_DropDeadDottedImports(tree, self._dotted_imports))
+        return tree
+
+
+class _DropDeadDottedImports(cst.CSTTransformer):
+    """Remove ``import a.b.c`` aliases (no ``as``) nothing under ``a.b.c`` refers to."""
+
+    def __init__(self, module: cst.Module, candidates: List[str]) -> None:
+        super().__init__()
+        used: Set[str] = set()
+        bindings: Dict[str, int] = {}
+        for node in _walk(module):
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    if alias.asname is None:
+                        root = alias.evaluated_name.split(".")[0]
+                        bindings[root] = bindings.get(root, 0) + 1
+            elif isinstance(node, cst.Attribute):
+                dotted = _dotted_name(node)
+                if dotted is not None:
+                    used.add(dotted)
+        self._dead = {
+            c for c in candidates if not any(u == c or u.startswith(c + ".") for u in used)
+        }
+        root_used = {u.split(".")[0] for u in used}
+        # a dead alias that is the only binding of a root still used becomes `import root`
+        self._keep_root = {
+            c for c in self._dead if c.split(".")[0] in root_used and bindings.get(c.split(".")[0], 0) <= 1
+        }
+
+    def leave_Import(
+        self, original_node: cst.Import, updated_node: cst.Import
+    ) -> "cst.Import | cst.RemovalSentinel":
+        names = []
+        for alias in updated_node.names:
+            name = alias.evaluated_name if alias.asname is None else None
+            if name in self._keep_root:
+                names.append(alias.with_changes(name=cst.Name(name.split(".")[0])))
+            elif name not in self._dead:
+                names.append(alias)
+        if not names:
+            return cst.RemoveFromParent()
+        if len(names) != len(updated_node.names):
+            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=names)
+
+
+def _walk(node: cst.CSTNode):
+    """Every node below ``node`` (imports included), parents first."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, cst.Import):
+            continue  # its names are bindings, never uses
+        stack.extend(current.children)

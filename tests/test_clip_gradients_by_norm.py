@@ -301,3 +301,132 @@ def test_summaries_graph_and_eager(tmp_path):
                 tags[val.tag] = float(tf.make_ndarray(val.tensor))
     assert tags["ClipByNormSGD/global_norm"] == pytest.approx(10.0)
     assert tags["ClipByNormSGD/clipped_global_norm"] == pytest.approx(1.0)
+
+
+# --- non-finite policies ---------------------------------------------------------------
+
+
+def _graph_policy_run(policy, bad_value):
+    """Two Adam steps in graph mode (finite, then ``bad_value``); return (before, after) states."""
+    with tf.Graph().as_default():
+        v = V1.get_variable("v", initializer=[1.0, 2.0])
+        w = V1.get_variable("w", initializer=[0.5])
+        scale = V1.placeholder(tf.float32, [])
+        gs = V1.train.get_or_create_global_step()
+        adam = V1.train.AdamOptimizer(0.1)
+        opt = tfclip_compat.clip_gradients_by_norm(adam, 1.0, nonfinite=policy)
+        loss = tf.reduce_sum(v * v) * scale + tf.reduce_sum(w * 3.0)
+        train_op = opt.minimize(loss, global_step=gs)
+        state = [v, w, adam.get_slot(v, "m"), adam.get_slot(v, "v"), adam.get_slot(w, "m"), gs] + [
+            x for x in adam.variables() if "power" in x.op.name
+        ]
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            sess.run(train_op, {scale: 1.0})
+            before = sess.run(state)
+            try:
+                sess.run(train_op, {scale: bad_value})
+                error = None
+            except tf.errors.InvalidArgumentError as exc:
+                error = exc
+            after = sess.run(state)
+    return before, after, error
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_skip_policy_graph_leaves_vars_slots_and_global_step(bad):
+    """nonfinite='skip' in graph mode: vars, slots, beta powers and global_step unchanged."""
+    before, after, error = _graph_policy_run("skip", bad)
+    assert error is None
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(b, a)
+    assert after[5] == 1  # global_step not advanced on the skipped step
+
+
+def test_propagate_policy_graph_makes_nan():
+    """nonfinite='propagate' (TF1 behaviour): an inf gradient turns every variable NaN."""
+    _, after, error = _graph_policy_run("propagate", np.inf)
+    assert error is None
+    assert np.isnan(after[0]).all() and np.isnan(after[1]).all()
+    assert after[5] == 2
+
+
+def test_raise_policy_graph_names_variable():
+    """nonfinite='raise' in graph mode fails the step naming the offending variable only."""
+    before, after, error = _graph_policy_run("raise", np.nan)
+    assert error is not None and "'v:0'" in error.message and "'w:0'" not in error.message
+    np.testing.assert_array_equal(before[0], after[0])
+
+
+def test_skip_policy_finite_steps_are_unaffected():
+    """With finite gradients 'skip' trains exactly like 'propagate'."""
+    b1, a1, _ = _graph_policy_run("skip", 2.0)
+    b2, a2, _ = _graph_policy_run("propagate", 2.0)
+    for x, y in zip(a1, a2):
+        np.testing.assert_array_equal(x, y)
+
+
+def _keras_state(opt, v):
+    return [v.numpy()] + [x.numpy() for x in opt.optimizer.variables]
+
+
+@pytest.mark.parametrize("use_function", [False, True], ids=["eager", "tf.function"])
+def test_keras_policies_eager_and_function(use_function):
+    """Keras Adam wrapper: skip keeps vars/slots/iterations, raise names the variable, propagate NaNs."""
+    for policy in ("skip", "raise", "propagate"):
+        v = tf.Variable([1.0, 2.0], name="kv")
+        opt = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.Adam(0.1), 1.0, nonfinite=policy)
+
+        def step(g, opt=opt, v=v):
+            opt.apply_gradients([(g, v)])
+
+        if use_function:
+            step = tf.function(step)
+        step(tf.constant([1.0, 1.0]))
+        before = _keras_state(opt, v)
+        bad = tf.constant([np.nan, 1.0])
+        if policy == "raise":
+            with pytest.raises(tf.errors.InvalidArgumentError, match="kv"):
+                step(bad)
+            continue
+        step(bad)
+        after = _keras_state(opt, v)
+        if policy == "skip":
+            for b, a in zip(before, after):
+                np.testing.assert_array_equal(b, a)
+            assert int(opt.iterations) == 1
+            step(tf.constant([1.0, 1.0]))  # training goes on afterwards
+            assert int(opt.iterations) == 2 and np.isfinite(v.numpy()).all()
+        else:
+            assert np.isnan(v.numpy()).all()
+
+
+def test_v1_skip_policy_eager():
+    """v1 optimizer in eager mode with 'skip': a NaN step changes neither variable nor slots."""
+    v = tf.Variable([1.0, 2.0])
+    adam = V1.train.AdamOptimizer(0.1)
+    opt = tfclip_compat.clip_gradients_by_norm(adam, 1.0, nonfinite="skip")
+    opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    before = [v.numpy()] + [x.numpy() for x in adam.variables()]
+    opt.apply_gradients([(tf.constant([np.inf, 1.0]), v)])
+    after = [v.numpy()] + [x.numpy() for x in adam.variables()]
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(b, a)
+
+
+def test_nonfinite_helpers_contract():
+    """check_policy names the argument; apply_with_policy skips in eager when not finite."""
+    from tfclip_compat import _nonfinite
+
+    with pytest.raises(ValueError, match="nonfinite=.*'propagate', 'skip', 'raise'"):
+        _nonfinite.check_policy("drop")
+    v = tf.Variable([1.0])
+    calls = []
+
+    def apply_fn(gvs):
+        calls.append(gvs)
+        return v.assign_sub(gvs[0][0])
+
+    assert _nonfinite.apply_with_policy(apply_fn, [(tf.constant([np.nan]), v)], "skip") is None
+    _nonfinite.apply_with_policy(apply_fn, [(tf.constant([0.5]), v)], "skip")
+    assert len(calls) == 1 and float(v[0]) == 0.5

@@ -515,3 +515,15 @@ def test_run_legacy_resolves_contrib_imports():
     assert ns["optimize_loss"] is contrib.layers.optimize_loss
     assert ns["training"] is contrib.training and ns["tf1"] is v1.compat.v1
     assert callable(legacy_tf().contrib.estimator.clip_gradients_by_norm)
+
+
+def test_non_scalar_loss_is_accepted_like_tf1():
+    """A vector loss (TF 1.15 differentiated its sum) trains exactly like the reference."""
+    def vector_loss(module):
+        return lambda loss, vs: module.create_train_op(
+            tf.stack([loss, 0.5 * loss]), OPTIMIZERS["sgd"]()
+        )
+
+    r, s = _train(vector_loss(ref)), _train(vector_loss(tfc))
+    _assert_same(r, s)
+    assert r[0].shape == (STEPS, 2)

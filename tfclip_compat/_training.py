@@ -231,7 +231,8 @@ def create_train_op(
     Keras optimizer and ``tf.GradientTape``.
 
     Args:
-      total_loss: A scalar ``Tensor``: the total loss.
+      total_loss: A ``Tensor``: the total loss (normally a scalar; a non-scalar loss is
+        differentiated as its sum, as in TF 1.15).
       optimizer: A ``tf.compat.v1.train.Optimizer`` used to compute and apply the gradients.
       global_step: The step variable to increment. Left at its default, the graph's global step
         (created when missing); ``None``: no step is incremented.
@@ -278,12 +279,8 @@ def create_train_op(
             "transform_grads_fn must be a function taking and returning a list of "
             f"(gradient, variable) pairs, got {transform_grads_fn!r}."
         )
+    # TF 1.15 accepted a non-scalar loss (its gradients are those of the sum): so do we.
     total_loss = tf.convert_to_tensor(total_loss)
-    if total_loss.shape.rank not in (None, 0):
-        raise ValueError(
-            f"total_loss must be a scalar Tensor, got shape {total_loss.shape}; "
-            "reduce it first (e.g. tf.reduce_mean)."
-        )
 
     if global_step is _USE_GLOBAL_STEP:
         global_step = _v1.train.get_or_create_global_step()

@@ -162,6 +162,9 @@ def unified_diff(old: str, new: str, path: str) -> str:
 def _process_python(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
     from codemods.api import SourceError, decode_source, may_contain_targets, migrate_bytes
 
+    if b"\x00" in data:  # before decoding: a clearer reason than a failed encoding guess
+        _skip(settings, report, "binary file (contains NUL bytes)")
+        return None
     try:
         text, _, _ = decode_source(data, path=display)
     except SourceError as exc:

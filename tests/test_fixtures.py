@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from codemods.api import Options, migrate_bytes, migrate_source
-from tests._fixtures_lib import Case, discover, parse_options
+from _fixtures_lib import Case, discover, parse_options
 
 CASES = discover()
 REWRITES = [c for c in CASES if c.expected is not None]

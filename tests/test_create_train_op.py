@@ -527,3 +527,14 @@ def test_non_scalar_loss_is_accepted_like_tf1():
     r, s = _train(vector_loss(ref)), _train(vector_loss(tfc))
     _assert_same(r, s)
     assert r[0].shape == (STEPS, 2)
+
+
+def test_gradient_computation_options_are_passed_through():
+    """``gate_gradients``, ``aggregation_method`` and colocation reach compute_gradients as in TF 1.15."""
+    r, s = _both(
+        OPTIMIZERS["momentum"],
+        gate_gradients=v1.train.Optimizer.GATE_GRAPH,
+        aggregation_method=tf.AggregationMethod.EXPERIMENTAL_TREE,
+        colocate_gradients_with_ops=True,
+    )
+    _assert_same(r, s)

@@ -12,8 +12,18 @@ from codemods.tfc001_contrib_clip_gradients_by_norm import ContribClipGradientsB
 from codemods.tfc002_contrib_training import ContribTraining
 from codemods.tfc003_contrib_optimize_loss import ContribOptimizeLoss
 from codemods.tfc004_clip_by_average_norm import ClipByAverageNorm
+from codemods.tfc101_compute_apply_tape import ComputeApplyToTape
+from codemods.tfc102_tf_gradients_tape import TfGradientsToTape
+from codemods.tfc103_minimize_tape import MinimizeToTape
+from codemods.tfc202_unprovable_gradient_site import UnprovableGradientSite
 
 RULES: Tuple[Type[TfcCodemod], ...] = (
+    # TF 2 form (codemods-tf2): first pick at every site with a provable tape rewrite;
+    # TFC202 then reports the recognised sites none of them could prove.
+    ComputeApplyToTape,
+    TfGradientsToTape,
+    MinimizeToTape,
+    UnprovableGradientSite,
     # Compat form (codemods-compat): after the TF 2 form rules, whatever they left.
     ContribClipGradientsByNorm,
     ContribTraining,

@@ -1,0 +1,49 @@
+"""TFC202: a training site the TF 2 rules recognise but cannot prove equivalent."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from codemods._gradsites import GradientSiteRule
+
+
+class UnprovableGradientSite(GradientSiteRule):
+    """## What it does
+    Reports ``minimize``/``compute_gradients``/``tf.gradients`` training sites that the TF 2
+    rules (TFC101-TFC103) recognise but cannot rewrite with a proof of equivalence, and says
+    why: a gradient transform we cannot see through (``MyCapper(gv[0])``, a lambda, an
+    unknown function), a loss that comes from nowhere (a fragment), from a parameter or from
+    another file, ``minimize`` inside ``tf.cond`` or an expression, statements under
+    ``control_dependencies`` that do not also compute the loss, CrossShardOptimizer /
+    SyncReplicasOptimizer / Horovod ``DistributedOptimizer`` / custom optimizer subclasses,
+    ``gate_gradients``/``aggregation_method``/``colocate_gradients_with_ops``/``grad_loss``,
+    variable lists not provably trainable, modules that disable resource variables, or
+    distribution strategies.
+
+    ## Why is this bad?
+    These sites still call TF1-only APIs. Rewriting them by pattern would be a guess, and a
+    migration that silently changes how a model trains is worse than none.
+
+    ## Example
+    ```python
+    grads_and_vars = opt.compute_gradients(loss)
+    capped_grads_and_vars = [(MyCapper(gv[0]), gv[1]) for gv in grads_and_vars]
+    opt.apply_gradients(capped_grads_and_vars)
+    ```
+
+    ## Use instead
+    Move the loss computation inside ``with tf.GradientTape() as tape:`` yourself, take
+    ``tape.gradient(loss, variables)``, apply your transform, then
+    ``opt.apply_gradients(zip(gradients, variables))``; or keep the code as is (it runs on
+    TF 2 as ``tf.compat.v1``; contrib helpers are handled by TFC001-TFC004).
+
+    ## Fix safety
+    No fix: diagnostic only, the code is left untouched.
+    """
+
+    CODE: ClassVar[str] = "TFC202"
+    NAME: ClassVar[str] = "unprovable-gradient-site"
+    SUMMARY: ClassVar[str] = "training site not provably convertible to the TF 2 form (manual edit required)"
+    DESCRIPTION = SUMMARY
+    TOKENS: ClassVar[tuple] = ("compute_gradients", "minimize", "gradients(")
+    REPORT_DECLINES: ClassVar[bool] = True

@@ -309,7 +309,10 @@ class ShimRewrite(TfcCodemod):
         safety, why = self._safety(spec, func, call, ambiguous)
         new = f"`{SHIM_MODULE}.{shim}`"
         if safety is FixSafety.NONE:
-            self._decline(report_at, f"`{target}` {self.GONE} and {why}", f"use {new}")
+            remedy = f"use {new}"
+            if shim in SHIM_MISSING:
+                remedy = "vendor the TF 1.15 helper or clip with `tfclip_compat.clip_by_global_norm`"
+            self._decline(report_at, f"`{target}` {self.GONE} and {why}", remedy)
             return
         applied = self.may_fix(report_at, safety)
         message = f"`{target}` {self.GONE}: use {new} (same signature and numerics)"

@@ -86,8 +86,7 @@ def global_norm(t_list: Sequence[Optional[TensorLike]], name: Optional[str] = No
         acc = _accumulation_dtype(values)
         half_squared_norms = []
         for v in values:
-            with tf.compat.v1.colocate_with(v):
-                half_squared_norms.append(tf.nn.l2_loss(tf.cast(v, acc)))
+            half_squared_norms.append(tf.nn.l2_loss(tf.cast(v, acc)))
         half_squared_norm = tf.reduce_sum(tf.stack(half_squared_norms))
         return tf.sqrt(half_squared_norm * tf.constant(2.0, dtype=acc), name="global_norm")
 
@@ -140,8 +139,7 @@ def clip_by_global_norm(
                 list_clipped.append(None)
                 continue
             v = t.values if isinstance(t, tf.IndexedSlices) else tf.convert_to_tensor(t, name="t_%d" % i)
-            with tf.compat.v1.colocate_with(v):
-                clipped = tf.identity(v * tf.cast(scale, v.dtype), name="clipped_%d" % i)
+            clipped = tf.identity(v * tf.cast(scale, v.dtype), name="clipped_%d" % i)
             if isinstance(t, tf.IndexedSlices):
                 clipped = tf.IndexedSlices(clipped, t.indices, t.dense_shape)
             list_clipped.append(clipped)

@@ -496,10 +496,16 @@ _PLACEHOLDER = "pass  # tfclip-migrate:ipython-line:{n}"
 
 @dataclass
 class MaskedCell:
-    """A code cell with its IPython-only lines replaced by ``pass`` placeholders."""
+    """A code cell with its IPython-only lines replaced by ``pass`` placeholders.
+
+    A Python-bodied cell magic (``%%time``) is held apart in ``header`` so a rewrite
+    cannot insert code above it; ``line_offset`` maps positions back to the cell.
+    """
 
     source: str
     originals: Dict[str, str]  # placeholder line -> original line
+    header: str = ""
+    line_offset: int = 0
 
     def unmask(self, new_source: str) -> Optional[str]:
         """Put the original lines back; None when a rewrite moved or changed a
@@ -513,22 +519,25 @@ class MaskedCell:
                 restored += 1
         if restored != len(self.originals):
             return None
-        return "\n".join(lines)
+        return self.header + "\n".join(lines)
 
 
 def mask_ipython(source: str) -> Optional[MaskedCell]:
     """Mask IPython-only lines so the cell parses as Python, or None when the cell is
     not Python at all (a ``%%bash``-style cell magic)."""
+    header = ""
+    if source.lstrip(" \t").startswith("%%"):
+        first, newline, rest = source.partition("\n")
+        words = first.strip()[2:].split(None, 1)
+        if not words or words[0] not in _PYTHON_CELL_MAGICS:
+            return None
+        header, source = first + newline, rest
     lines = source.split("\n")
     originals: Dict[str, str] = {}
-    if lines and lines[0].lstrip().startswith("%%"):
-        name = lines[0].lstrip()[2:].split(None, 1)[0] if lines[0].strip() != "%%" else ""
-        if name not in _PYTHON_CELL_MAGICS:
-            return None
     for i, line in enumerate(lines):
         if _MAGIC_LINE.match(line) and "tfclip-migrate:ipython-line" not in line:
             indent = line[: len(line) - len(line.lstrip())]
             placeholder = indent + _PLACEHOLDER.format(n=len(originals))
             originals[placeholder] = line
             lines[i] = placeholder
-    return MaskedCell(source="\n".join(lines), originals=originals)
+    return MaskedCell(source="\n".join(lines), originals=originals, header=header, line_offset=1 if header else 0)

@@ -215,6 +215,9 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         except SourceError as exc:
             finding = _unparsable(settings, display, exc.reason, cell=number)
             if finding is not None:
+                if masked.line_offset:
+                    diag = finding.diagnostic
+                    finding = Finding(dataclasses.replace(diag, line=diag.line + masked.line_offset), number)
                 report.findings.append(finding)
             continue
         diagnostics = result.diagnostics
@@ -230,6 +233,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
             else:
                 nb.set_source(number, new_source)
                 changed = True
+        if masked.line_offset:
+            diagnostics = [dataclasses.replace(d, line=d.line + masked.line_offset) for d in diagnostics]
         report.findings.extend(Finding(d, number) for d in diagnostics)
     return nb.dump() if changed else None
 

@@ -682,6 +682,21 @@ class TestNotebooks:
         assert new[1]["source"] == ["%%time\n", "modern_clip(1)\n"]
         assert rc == 1 and out == ""
 
+    def test_cell_magic_header_stays_first(self, tree, capsys):
+        """Code a rule adds at the top of a `%%time` cell goes below the header; positions count it."""
+        write(tree / "nb.ipynb", make_notebook([code_cell(["%%time\n", "x = 1\n", "legacy_clip(1)\n"])]))
+        rc, out, _ = run(capsys, "check", "nb.ipynb", "-j1")
+        assert rc == 1 and out.startswith("nb.ipynb:cell 1:3:1: TFC990")
+        masked = files_mod.mask_ipython("%%time\nx = 1\n!ls\n")
+        assert masked.header == "%%time\n" and not masked.source.startswith("%%")
+        added = "import tfclip_compat\n" + masked.source
+        assert masked.unmask(added) == "%%time\nimport tfclip_compat\nx = 1\n!ls\n"
+
+    def test_moved_magic_line_aborts_cell(self):
+        """If a rewrite changes a placeholder line, unmasking refuses (the cell is left as it was)."""
+        masked = files_mod.mask_ipython("!ls\nx = 1\n")
+        assert masked.unmask(masked.source.replace("pass", "    pass")) is None
+
     def test_bad_cell_reported_others_fixed(self, tree, capsys):
         """An unparsable code cell is reported with its cell number; the other cells are still fixed."""
         cells = [code_cell(['print "x"\n', "legacy_clip(1)\n"]), code_cell(["legacy_clip(2)\n"])]
@@ -881,3 +896,16 @@ class TestConsoleScript:
         proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         assert "tfclip_compat.clip_gradients_by_norm" in (tmp_path / "train.py").read_text()
+
+    def test_help_is_lazy(self):
+        """`--help` and argument errors load neither libcst nor TensorFlow (imports are lazy)."""
+        code = (
+            "import sys\n"
+            "from codemods.cli import main\n"
+            "assert main(['--help']) == 0\n"
+            "assert main(['check']) == 2\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('libcst', 'tensorflow', 'keras'))\n"
+            "assert not heavy, heavy\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr

@@ -19,6 +19,7 @@ tf.compat.v1.disable_eager_execution()
 def main(steps: int = 200) -> None:
     """Fit a tiny two-layer regression model with global-norm-clipped Adam and print the loss."""
     rng = np.random.RandomState(0)
+    tf.compat.v1.set_random_seed(0)
     x_data = rng.randn(256, 8).astype(np.float32)
     true_w = rng.randn(8, 1).astype(np.float32)
     y_data = np.tanh(x_data @ true_w) * 3.0 + 0.05 * rng.randn(256, 1).astype(np.float32)

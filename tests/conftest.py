@@ -19,3 +19,19 @@ if tf is not None:
     tf.config.set_logical_device_configuration(
         _cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
     )
+
+
+if tf is not None:
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def two_replica_strategy():
+        """The one ``MirroredStrategy`` over the 2 logical CPUs, shared by every test.
+
+        Several MirroredStrategy objects in one process reuse collective instance keys and
+        abort each other's collectives ("Shape mismatch in the collective instance"), so all
+        distributed tests in the session must use this one.
+        """
+        devices = tf.config.list_logical_devices("CPU")
+        assert len(devices) >= 2, "conftest failed to create 2 logical CPUs"
+        return tf.distribute.MirroredStrategy([d.name for d in devices[:2]])

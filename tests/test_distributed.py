@@ -25,23 +25,6 @@ Y = (RNG.randn(8, 1) * 5).astype(np.float32)
 W0 = RNG.randn(3, 1).astype(np.float32) * 3
 
 
-_STRATEGY = []
-
-
-def _two_replica_strategy():
-    """One MirroredStrategy over 2 logical CPUs, shared by the module's tests.
-
-    Several MirroredStrategy objects in one process reuse collective instance keys and abort
-    each other's collectives ("Shape mismatch in the collective instance"), so share one.
-    """
-    devices = tf.config.list_logical_devices("CPU")
-    if len(devices) < 2:
-        pytest.skip("needs the 2 logical CPUs set up by tests/conftest.py")
-    if not _STRATEGY:
-        _STRATEGY.append(tf.distribute.MirroredStrategy([d.name for d in devices[:2]]))
-    return _STRATEGY[0]
-
-
 def _keras_run(strategy, mode):
     """Train ``w`` for STEPS steps on the global batch (X, Y); mode: 'shim' or 'naive'."""
     with strategy.scope():
@@ -76,9 +59,9 @@ def _keras_run(strategy, mode):
     return w.numpy()
 
 
-def test_mirrored_keras_two_replicas_equal_one_device():
+def test_mirrored_keras_two_replicas_equal_one_device(two_replica_strategy):
     """Keras SGD wrapper: 2 MirroredStrategy replicas train like 1 device; naive clipping does not."""
-    two = _two_replica_strategy()
+    two = two_replica_strategy
     one = tf.distribute.OneDeviceStrategy("/cpu:0")
     w_one = _keras_run(one, "shim")
     w_two = _keras_run(two, "shim")
@@ -120,9 +103,9 @@ def _v1_run(strategy, mode, adam=False):
 
 
 @pytest.mark.parametrize("adam", [False, True], ids=["sgd", "adam"])
-def test_mirrored_v1_two_replicas_equal_one_device(adam):
+def test_mirrored_v1_two_replicas_equal_one_device(adam, two_replica_strategy):
     """v1 optimizer wrapper: 2 MirroredStrategy replicas equal 1 device (rtol 1e-5); naive differs."""
-    two = _two_replica_strategy()
+    two = two_replica_strategy
     one = tf.distribute.OneDeviceStrategy("/cpu:0")
     w_one = _v1_run(one, "shim", adam)
     np.testing.assert_allclose(_v1_run(two, "shim", adam), w_one, rtol=1e-5)
@@ -130,9 +113,9 @@ def test_mirrored_v1_two_replicas_equal_one_device(adam):
         assert not np.allclose(_v1_run(two, "naive", adam), w_one, rtol=1e-3)
 
 
-def test_mirrored_skip_policy_skips_on_every_replica():
+def test_mirrored_skip_policy_skips_on_every_replica(two_replica_strategy):
     """nonfinite='skip' under MirroredStrategy: a NaN on one replica skips the step everywhere."""
-    two = _two_replica_strategy()
+    two = two_replica_strategy
     with two.scope():
         w = tf.Variable([1.0, 2.0])
         opt = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.Adam(0.1), 1.0, nonfinite="skip")

@@ -724,6 +724,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return EXIT_FINDINGS
+    except Exception as exc:  # a bug or a dead worker process: exit 2 with one clear line
+        _write(err, f"{PROG}: internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)\n")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -194,6 +194,15 @@ class TestExitCodes:
         rc, out, _ = run(capsys, "--help")
         assert rc == 0 and "check" in out and "Exit codes" in out
 
+    def test_unexpected_failure_exits_2(self, tree, capsys, monkeypatch):
+        """An unexpected exception outside a file (e.g. a dead worker) is one line on stderr, exit 2."""
+        def broken(*args, **kwargs):
+            raise RuntimeError("worker died")
+
+        monkeypatch.setattr(files_mod, "discover", broken)
+        rc, _, err = run(capsys, "check", ".")
+        assert rc == 2 and err == "tfclip-migrate: internal error: RuntimeError: worker died (rerun with --jobs 1 to narrow it down)\n"
+
     def test_internal_error_exits_2_file_untouched(self, tree, capsys):
         """A crashing rule leaves its file byte-identical, the run goes on, exit 2."""
         write(tree / "boom.py", "boom_clip(1)\n")

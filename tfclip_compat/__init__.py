@@ -13,8 +13,23 @@ from tfclip_compat._clip import (
     clip_by_value,
     global_norm,
 )
+from tfclip_compat._adaptive import AdaptiveClipping, adaptive_clipping_fn
+from tfclip_compat._fast_norm import fast_clip_by_global_norm, fast_global_norm
 from tfclip_compat._layers import optimize_loss
-from tfclip_compat._optimizer import clip_gradients_by_norm
+from tfclip_compat._optimizer import clip_gradients_by_norm, wrap_optimizer
+from tfclip_compat._stats import ClipStatistics
+from tfclip_compat._transform import Chain, ClipByGlobalNorm, GradientTransform, TransformResult
+from tfclip_compat._transforms import (
+    AdaptiveGradClip,
+    AutoClip,
+    ClipByNorm,
+    ClipByValue,
+    PerGroup,
+    Select,
+    SkipNonFinite,
+    SkipOnSpike,
+    ZClip,
+)
 from tfclip_compat._training import (
     add_gradients_summaries,
     clip_gradient_norms,
@@ -24,6 +39,22 @@ from tfclip_compat._training import (
 )
 
 __all__ = [
+    "AdaptiveClipping",
+    "AdaptiveGradClip",
+    "AutoClip",
+    "Chain",
+    "ClipByGlobalNorm",
+    "ClipByNorm",
+    "ClipByValue",
+    "ClipStatistics",
+    "GradientTransform",
+    "PerGroup",
+    "Select",
+    "SkipNonFinite",
+    "SkipOnSpike",
+    "TransformResult",
+    "ZClip",
+    "adaptive_clipping_fn",
     "add_gradients_summaries",
     "clip_by_average_norm",
     "clip_by_global_norm",
@@ -33,7 +64,10 @@ __all__ = [
     "clip_gradient_norms_fn",
     "clip_gradients_by_norm",
     "create_train_op",
+    "fast_clip_by_global_norm",
+    "fast_global_norm",
     "global_norm",
     "multiply_gradients",
     "optimize_loss",
+    "wrap_optimizer",
 ]

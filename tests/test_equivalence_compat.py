@@ -236,3 +236,18 @@ train_op = build(loss, global_step)
     after = migrate(before, expect="TFC004")
     assert "tfclip_compat.clip_by_average_norm(g, 0.2)" in after
     assert_equivalent(run_graph(before, legacy=True), run_graph(after, legacy=False))
+
+
+def test_optimize_loss_with_adaptive_clipping_fn() -> None:
+    """optimize_loss(clip_gradients=adaptive_clipping_fn(...)) trains identically after TFC003."""
+    build = """
+def build(loss, global_step):
+    clip = tf.contrib.layers.adaptive_clipping_fn(std_factor=1.0, decay=0.9, static_max_norm=2.0,
+                                                  global_step=global_step)
+    return tf.contrib.layers.optimize_loss(loss, global_step, 0.05, "Adam", clip_gradients=clip)
+
+
+train_op = build(loss, global_step)
+"""
+    after = check(program(build), "TFC003")
+    assert "tfclip_compat.adaptive_clipping_fn(" in after

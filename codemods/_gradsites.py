@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import (
     Assignment,
     ImportAssignment,
@@ -127,6 +127,7 @@ class Plan:
     note: str = ""
     renames: Dict[cst.CSTNode, str] = field(default_factory=dict)
     message: str = ""
+    removed: List[cst.CSTNode] = field(default_factory=list)  # deleted calls (imports to drop)
 
 
 class _Reject(Exception):
@@ -169,6 +170,7 @@ class Planner:
         self.plans: List[Plan] = []
         self.declines: List[Decline] = []
         self._handled: Set[int] = set()
+        self.removed_calls: List[cst.Call] = []  # whose imports may become unused
         self.unimported_tf = False  # set when `tf.X` is read without any import (a fragment)
         used = _UsedTfNames(self)
         module.visit(used)
@@ -511,13 +513,16 @@ class Planner:
             raise _Reject(f"unsupported loss expression `{_code(self.module, loss)}` {MANUAL}")
         needed = names_read(loss)
         start = index
-        end = index
+        end: Optional[int] = None
         for j in range(index - 1, -1, -1):
             bound = names_bound(body[j])
             if bound & needed and not self._tape_neutral(body[j]):
                 start = j
-                end = j + 1 if end == index else end
+                if end is None:
+                    end = j + 1  # statements after the last one computing the loss stay outside
                 needed |= names_read(body[j])
+        if end is None:
+            end = index
         bound_in_region: Set[str] = set()
         for j in range(start, end):
             why = tape_unsafe_reason(body[j])
@@ -747,6 +752,7 @@ class Planner:
               call: cst.Call, kind: str, info: tuple, loss: cst.BaseExpression,
               var_list: Optional[cst.BaseExpression], global_step: Optional[cst.BaseExpression],
               name: Optional[cst.BaseExpression]) -> None:
+        self.removed_calls.clear()
         callable_loss = self._is_callable_loss(loss)
         if not callable_loss and not self.graph_mode:
             raise _Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
@@ -783,6 +789,7 @@ class Planner:
                                   f"the compat form (TFC001) keeps it working {MANUAL}")
                 if not self.accesses_outside(wrapper_name, [call]):
                     replacements[wrapper_index] = []
+                    self.removed_calls.append(wrapper_call)
                     wrapper_stmt = body[wrapper_index]
                     if has_comment(wrapper_stmt):
                         safety = FixSafety.UNSAFE
@@ -824,7 +831,8 @@ class Planner:
         message = ("`minimize` -> `tf.GradientTape` + `apply_gradients`"
                    + (" with `tf.clip_by_global_norm`" if clip_norm is not None else ""))
         self.plans.append(Plan(kind, call, block, start, end, index, self.tape_header(tape), extra,
-                               replacements, last, safety, note, renames, message))
+                               replacements, last, safety, note, renames, message, list(self.removed_calls)))
+        self.removed_calls.clear()
         del first
 
     def _compat_rename(self, ctor: cst.Call) -> Dict[cst.CSTNode, str]:
@@ -1046,12 +1054,19 @@ class Planner:
             small,
         )
 
-    def _per_tensor_clip(self, expr: cst.BaseExpression, grad: str) -> bool:
-        """``CLIP(grad, consts...)``, optionally ``None if grad is None else ...`` (either order)."""
+    def _per_tensor_clip(self, expr: cst.BaseExpression, grad: str, indexed: bool = False) -> bool:
+        """``CLIP(grad, consts...)``, optionally ``None if grad is None else ...`` (either order).
+        ``indexed``: the gradient is spelled ``grad[0]`` (``for gv in grads_and_vars``)."""
+
+        def is_grad(node: cst.BaseExpression) -> bool:
+            if indexed:
+                return _is_index(node, grad, 0)
+            return isinstance(node, cst.Name) and node.value == grad
+
         if isinstance(expr, cst.IfExp):
             test = expr.test
-            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
-                    and test.left.value == grad and isinstance(test.comparisons[0].comparator, cst.Name) \
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and is_grad(test.left) \
+                    and isinstance(test.comparisons[0].comparator, cst.Name) \
                     and test.comparisons[0].comparator.value == "None":
                 op = test.comparisons[0].operator
                 if isinstance(op, cst.Is):
@@ -1061,13 +1076,12 @@ class Planner:
                 else:
                     return False
                 return (isinstance(none_branch, cst.Name) and none_branch.value == "None"
-                        and self._per_tensor_clip(clip_branch, grad))
+                        and self._per_tensor_clip(clip_branch, grad, indexed))
             return False
         if isinstance(expr, cst.Call) and self.tf_names(expr.func) & PER_TENSOR_CLIPS:
             if not expr.args or expr.args[0].star or expr.args[0].keyword is not None:
                 return False
-            first = expr.args[0].value
-            if not (isinstance(first, cst.Name) and first.value == grad):
+            if not is_grad(expr.args[0].value):
                 return False
             return all(grad not in names_read(a.value) for a in expr.args[1:]) and not any(a.star for a in expr.args)
         return False
@@ -1107,10 +1121,10 @@ class Planner:
         if isinstance(loop.target, cst.Name):
             gv = loop.target.value
             v_ok = _is_index(v_expr, gv, 1)
-            g_plain = _replace_index(g_expr, gv, 0, "grad_" if False else gv)
-            if not v_ok or g_plain is None or loop.ifs:
+            if not v_ok or loop.ifs or not self._per_tensor_clip(g_expr, gv, indexed=True):
                 raise bad
-            if not self._per_tensor_clip(g_plain, gv):
+            g_plain = _replace_index(g_expr, gv, 0, gv)
+            if g_plain is None:
                 raise bad
             new_comp = cst.ListComp(elt=g_plain, for_in=cst.CompFor(target=cst.Name(gv), iter=cst.Name(grads)))
             return ("list", self.module.code_for_node(new_comp))
@@ -1357,6 +1371,8 @@ class GradientSiteRule(TfcCodemod):
             applied = self.may_fix(plan.node, plan.safety)
             self.report(plan.node, message, fix=plan.safety, applied=applied)
             if applied:
+                for removed in plan.removed:
+                    RemoveImportsVisitor.remove_unused_import_by_node(self.context, removed)
                 self._block_plans.setdefault(id(plan.block), []).append(plan)
                 for node_, new in plan.renames.items():
                     self._renames[id(node_)] = new

@@ -373,3 +373,77 @@ def test_clip_stats_example_writes_event_files(tmp_path):
         assert counts[-1] >= 1, "the example injects a spike that is skipped"
         coefs = [v for _, v in tags[mode]["clip_coefficient"]]
         assert min(coefs) < 1.0
+
+
+# ---------------------------------------------------------------------------- skipped steps
+def _skip_chain():
+    spike = tfc.SkipOnSpike(std_factor=3.0, window=8, min_history=3)
+    auto = tfc.AutoClip(percentile=50.0, history_size=8)
+    zclip = tfc.ZClip(alpha=0.9, warmup_steps=2)
+    return spike, auto, zclip, tfc.Chain(tfc.SkipNonFinite(), spike, auto, zclip)
+
+
+def _transform_state(spike, auto, zclip, read):
+    return {
+        "spike_count": read(spike.history.count),
+        "spike_window": read(spike.history.values),
+        "auto_count": read(auto.history.count),
+        "zclip_mean": read(zclip.mean),
+    }
+
+
+@pytest.mark.parametrize("use_function", [False, True])
+def test_skipped_step_keras_leaves_state_as_specified(use_function):
+    """Keras Adam: a spike / NaN step leaves weights, slots, iterations and the spike window alone;
+    AutoClip and ZClip record the (finite) spike norm, as their methods specify; NaN is not recorded."""
+    w = tf.Variable(np.ones((3, 4), np.float32))
+    spike, auto, zclip, chain = _skip_chain()
+    opt = tfc.wrap_optimizer(tf.keras.optimizers.Adam(0.1), chain)
+    opt.build([w])
+    apply = tf.function(lambda g: opt.apply_gradients([(g, w)])) if use_function else (
+        lambda g: opt.apply_gradients([(g, w)]))
+    base = BASE[0]
+    for m in (1.0, 1.1, 0.9, 1.0):
+        apply(tf.constant(base * m))
+
+    def snapshot():
+        return [w.numpy()] + [v.numpy() for v in opt.optimizer.variables], _transform_state(
+            spike, auto, zclip, lambda v: v.numpy())
+
+    for bad, records in ((base * 50.0, True), (base * np.nan, False)):
+        (opt_before, tr_before) = snapshot()
+        apply(tf.constant(bad))
+        (opt_after, tr_after) = snapshot()
+        for a, b in zip(opt_before, opt_after):
+            np.testing.assert_array_equal(a, b)  # weights, slots, iterations untouched
+        assert tr_after["spike_count"] == tr_before["spike_count"]
+        np.testing.assert_array_equal(tr_after["spike_window"], tr_before["spike_window"])
+        assert tr_after["auto_count"] == tr_before["auto_count"] + int(records)
+        assert (tr_after["zclip_mean"] != tr_before["zclip_mean"]) == records
+    apply(tf.constant(base))
+    assert int(opt.iterations.numpy()) == 5
+
+
+def test_skipped_step_graph_v1_leaves_state_as_specified():
+    """v1 Adam in graph mode: a skipped spike leaves variables, slots, beta powers, global_step."""
+    with tf.Graph().as_default():
+        g_ph = V1.placeholder(tf.float32, SHAPES[0])
+        w = tf.Variable(np.ones(SHAPES[0], np.float32))
+        spike, auto, zclip, chain = _skip_chain()
+        opt = tfc.wrap_optimizer(V1.train.AdamOptimizer(0.1), chain)
+        gs = V1.train.get_or_create_global_step()
+        train = opt.apply_gradients([(g_ph, w)], global_step=gs)
+        tracked = [w, gs] + opt.optimizer.variables()  # slots and beta powers
+        state = _transform_state(spike, auto, zclip, lambda v: v)
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            for m in (1.0, 1.1, 0.9, 1.0):
+                sess.run(train, {g_ph: BASE[0] * m})
+            before, tr_before = sess.run([tracked, state])
+            sess.run(train, {g_ph: BASE[0] * 50.0})
+            after, tr_after = sess.run([tracked, state])
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+    assert after[1] == 4
+    assert tr_after["spike_count"] == tr_before["spike_count"]
+    assert tr_after["auto_count"] == tr_before["auto_count"] + 1

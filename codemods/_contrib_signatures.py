@@ -113,7 +113,16 @@ HELPERS: Dict[str, HelperSpec] = {
         ("name", O),
     ),
     "clip_by_average_norm": _spec(
-        "clip_by_average_norm", ("t", R), ("clip_norm", R), ("name", O)
+        "clip_by_average_norm",
+        ("t", R),
+        ("clip_norm", R),
+        ("name", O),
+        unsafe_params={
+            # Same values (bit for bit on float32), but TF named the output tensor
+            # `<name>:0` and the shim names it `<name>/clipped:0`: a graph-mode
+            # `get_tensor_by_name("<name>:0")` would break.
+            "name": "the shim's output tensor is named `<name>/clipped`, TF's was `<name>`",
+        },
     ),
 }
 

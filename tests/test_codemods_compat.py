@@ -239,3 +239,36 @@ def test_bundled_example_shows_compat_and_tf2_rewrites() -> None:
     assert "= tf.contrib." not in result.code  # (the docstring still names it)
     compile(result.code, "legacy_clipping.py", "exec")
     assert migrate_source(result.code).code == result.code
+
+
+# -- TFC004's safety claim, checked on the real functions --------------------------------
+
+
+def test_clip_by_average_norm_shim_is_bitwise_tf_on_finite_float32() -> None:
+    """tfclip_compat.clip_by_average_norm returns exactly tf.compat.v1's values on finite float32
+    (clipping active and inactive, several shapes), so the TFC004 fix is safe for values."""
+    import numpy as np
+
+    tf = pytest.importorskip("tensorflow")
+    shim = _shim()
+    rng = np.random.RandomState(0)
+    for shape in [(7,), (3, 5), (2, 3, 4)]:
+        for scale in (1e-3, 1.0, 50.0):
+            t = (rng.randn(*shape) * scale).astype(np.float32)
+            for clip in (0.01, 0.5, 10.0):
+                expected = tf.compat.v1.clip_by_average_norm(t, clip).numpy()
+                got = shim.clip_by_average_norm(t, clip).numpy()
+                assert got.dtype == np.float32
+                np.testing.assert_array_equal(got, expected)
+
+
+def test_clip_by_average_norm_output_name_still_differs() -> None:
+    """The reason `name=` makes TFC004 unsafe is real: in a graph the shim's output tensor is not
+    `<name>:0`. If this fails, the shim now names it like TF: drop the unsafe_params entry."""
+    tf = pytest.importorskip("tensorflow")
+    shim = _shim()
+    with tf.Graph().as_default():
+        t = tf.constant([[3.0, 4.0]])
+        assert tf.compat.v1.clip_by_average_norm(t, 0.5, name="avg").name == "avg:0"
+        assert shim.clip_by_average_norm(t, 0.5, name="avg2").name != "avg2:0"
+    assert "name" in HELPERS["clip_by_average_norm"].unsafe_params

@@ -75,7 +75,7 @@ def _prepare(t_list: Sequence[Any]) -> List[Any]:
 
 
 def _norm_parts(
-    ts: Sequence[Any], plan: _Plan
+    ts: Sequence[Any], plan: _Plan, need_norm: bool = True
 ) -> Tuple[Any, Dict[Tuple[Any, Tuple[int, ...]], Any], Any]:
     present = [t.values if isinstance(t, tf.IndexedSlices) else t for t in ts if t is not None]
     acc = _acc_dtype(present)
@@ -84,7 +84,10 @@ def _norm_parts(
     for key, idx in plan.groups.items():
         s = tf.stack([ts[i] for i in idx])
         stacked[key] = s
-        partials.append(_sq_sum(s, acc))
+        if need_norm:
+            partials.append(_sq_sum(s, acc))
+    if not need_norm:
+        return None, stacked, acc
     for i in plan.loose:
         t = ts[i]
         if isinstance(t, tf.IndexedSlices):
@@ -140,7 +143,7 @@ def fast_clip_by_global_norm(
     with tf.name_scope(name or "fast_clip_by_global_norm"):
         ts = _prepare(list(t_list))
         plan = _Plan(ts, stack_limit)
-        total, stacked, acc = _norm_parts(ts, plan)
+        total, stacked, acc = _norm_parts(ts, plan, need_norm=use_norm is None)
         if use_norm is None:
             norm = tf.sqrt(total, name="global_norm")
         else:

@@ -36,8 +36,11 @@ class ClipByAverageNorm(ShimRewrite):
     ## Fix safety
     Safe: for finite float32 tensors the shim computes ``t * clip_norm *
     min(n / ||t||, 1 / clip_norm)`` exactly as ``tensorflow/python/ops/clip_ops.py``
-    does (executed equivalence test). No fix when the arguments cannot be checked or a
-    local ``tfclip_compat`` would be shadowed.
+    does, bit for bit (tested), and trains identically (executed equivalence tests).
+    Unsafe when ``name=`` is passed: the shim's output tensor is ``<name>/clipped:0``
+    where TF's was ``<name>:0``, which a graph-mode ``get_tensor_by_name`` would notice.
+    No fix when the arguments cannot be checked or a local ``tfclip_compat`` would be
+    shadowed.
     """
 
     CODE: ClassVar[str] = "TFC004"

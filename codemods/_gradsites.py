@@ -546,6 +546,11 @@ class Planner:
                 notes.append(text)
             else:
                 raise _Reject(text)
+        if isinstance(loss, cst.Name) and loss.value not in bound_in_region:
+            raise _Reject(
+                f"the loss `{loss.value}` {self._origin(loss)}; a `tf.GradientTape` must record the ops that "
+                f"compute it, so wrap that computation yourself {MANUAL}"
+            )
         if start == index:
             end = index
         return start, end, safety, "; ".join(notes)
@@ -556,6 +561,9 @@ class Planner:
             return "is not defined in this file (a fragment, or it comes from elsewhere)"
         if any(isinstance(a, ImportAssignment) for a in found):
             return "is imported from another module"
+        if all(isinstance(a, Assignment) and self._tape_safe_source(self.assigned_value_of(a) or cst.Name("_"))
+               for a in found):
+            return "is an input or a constant, not computed from variables"
         if any(isinstance(a, Assignment) and isinstance(a.node, cst.Param) for a in found):
             return "is a parameter (computed by the caller, maybe in another file)"
         return "is computed outside this block"
@@ -577,7 +585,7 @@ class Planner:
         if name in BUILTIN_NAMES:
             return None
         small = _single_small(anchor)
-        probe = _first_name(anchor)
+        probe = _scope_probe(self, anchor)
         scope = self.scope(probe) if probe is not None else None
         if scope is None:
             return ("decline", f"cannot resolve `{name}` {MANUAL}")
@@ -781,6 +789,7 @@ class Planner:
             inner = positional[0] if positional else keywords["optimizer"]
             opt_code = _code(self.module, inner)
             wrapper_name = info[3]
+            wrapper_removed = wrapper_name is None  # an inline wrapper disappears with the call
             if isinstance(wrapper_name, cst.Name):
                 # Drop `optimizer = clip_gradients_by_norm(...)` when the minimize is its only use.
                 wrapper_index = _statement_index_binding(body, wrapper_name.value, wrapper_call, index)
@@ -789,16 +798,26 @@ class Planner:
                                   f"the compat form (TFC001) keeps it working {MANUAL}")
                 if not self.accesses_outside(wrapper_name, [call]):
                     replacements[wrapper_index] = []
+                    wrapper_removed = True
                     self.removed_calls.append(wrapper_call)
                     wrapper_stmt = body[wrapper_index]
                     if has_comment(wrapper_stmt):
                         safety = FixSafety.UNSAFE
                         note = "; ".join(filter(None, [note, "a comment on the removed "
                                                              "`clip_gradients_by_norm` line is dropped"]))
-            if not isinstance(inner, cst.Name) and isinstance(wrapper_name, cst.Name):
-                raise _Reject(f"the wrapped optimizer is not bound to a name {MANUAL}")
+            if not isinstance(inner, (cst.Name, cst.Call)):
+                raise _Reject(f"the wrapped optimizer is neither a name nor a constructor call {MANUAL}")
+            if isinstance(inner, cst.Call) and not wrapper_removed:
+                # Re-spelling the constructor would make a second optimizer (its own slots).
+                raise _Reject(f"the wrapped optimizer is built inline and the wrapper is used elsewhere {MANUAL}")
             if inner_info[0] == "tf1" and self.graph_mode:
-                renames.update(self._compat_rename(inner_info[1]))
+                rename = self._compat_rename(inner_info[1])
+                if isinstance(inner, cst.Call):
+                    # the constructor moves into the apply_gradients statement: spell it there
+                    for old, new_name in rename.items():
+                        opt_code = new_name + opt_code[len(_code(self.module, old)):]
+                else:
+                    renames.update(rename)
         elif info[0] == "tf1" and self.graph_mode:
             renames.update(self._compat_rename(info[1]))
         if clip_norm is None and self.rule.add_clip_norm is not None:
@@ -953,11 +972,14 @@ class Planner:
         else:
             (pairs,) = chain
             grads = fresh_name("gradients", self.taken)
-            variables = fresh_name("variables", self.taken)
             new = []
             if vars_expr is None:
+                variables = fresh_name("variables", self.taken)
                 new.append(self.stmt(f"{variables} = {tape}.watched_variables()"))
+            elif _simple_reference(var_list):
+                variables = vars_expr
             else:
+                variables = fresh_name("variables", self.taken)
                 new.append(self.stmt(f"{variables} = {vars_expr}"))
             new.append(self.stmt(f"{grads} = {tape}.gradient({loss_name}, {variables})"))
             if len(clip_indices) > 1:
@@ -1123,10 +1145,13 @@ class Planner:
             v_ok = _is_index(v_expr, gv, 1)
             if not v_ok or loop.ifs or not self._per_tensor_clip(g_expr, gv, indexed=True):
                 raise bad
-            g_plain = _replace_index(g_expr, gv, 0, gv)
+            grad = "grad"
+            while grad in names_read(g_expr) or grad in (grads, variables):
+                grad += "_"
+            g_plain = _replace_index(g_expr, gv, 0, grad)
             if g_plain is None:
                 raise bad
-            new_comp = cst.ListComp(elt=g_plain, for_in=cst.CompFor(target=cst.Name(gv), iter=cst.Name(grads)))
+            new_comp = cst.ListComp(elt=g_plain, for_in=cst.CompFor(target=cst.Name(grad), iter=cst.Name(grads)))
             return ("list", self.module.code_for_node(new_comp))
         raise bad
 
@@ -1216,6 +1241,14 @@ def _walk(node: cst.CSTNode):
 def _first_name(node: cst.CSTNode) -> Optional[cst.Name]:
     for sub in _walk(node):
         if isinstance(sub, cst.Name):
+            return sub
+    return None
+
+
+def _scope_probe(planner: "Planner", node: cst.CSTNode) -> Optional[cst.Name]:
+    """A Name inside ``node`` that the ScopeProvider knows (keyword names are not scoped)."""
+    for sub in _walk(node):
+        if isinstance(sub, cst.Name) and planner.scope(sub) is not None:
             return sub
     return None
 

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat
-from tests.reference import contrib_estimator
+from reference import contrib_estimator
 
 V1 = tf.compat.v1
 

@@ -4,12 +4,13 @@
 ``Identity``) plus a ``Pack`` over all of them; with many small variables the per-op
 executor overhead, not the arithmetic, is the cost. Here tensors are grouped:
 
-* small tensors (``<= stack_limit`` elements) with the same dtype and the same static shape are
+* small tensors (``<= stack_limit`` elements) with the same dtype and the same static shape
+  (at least ``MIN_GROUP`` = 4 of them) are
   ``tf.stack``-ed into ONE tensor: one ``Pack``, one ``Square``/``Sum`` for the norm, one
   ``Mul`` for the clip and one ``Unpack`` back to the individual tensors — a handful of ops per
   *shape group*, whatever the number of variables;
 * the remaining tensors (large ones, unknown shapes, singletons, ``IndexedSlices``) get one
-  ``reduce_sum(square)`` each; their partial sums are ``tf.add_n``-ed with the groups'.
+  fused ``L2Loss`` op each (``sum(t**2) / 2``); one ``tf.add_n`` sums all partials.
 
 Numerics are those of the exact norm: squares are summed in float32 (float64 if any input is
 float64, as :mod:`tfclip_compat._clip`), half-precision inputs are cast before squaring, and
@@ -28,6 +29,9 @@ from tfclip_compat._tf import tf
 _HALF = (tf.float16, tf.bfloat16)
 #: Tensors with more elements than this are reduced on their own (stacking copies them).
 DEFAULT_STACK_LIMIT = 1 << 16
+#: Smallest shape group worth stacking: Pack + Square + Sum + Mul + Unpack (5 ops) must beat
+#: the loose path's 2 ops per tensor (L2Loss + Mul).
+MIN_GROUP = 4
 
 
 def _acc_dtype(tensors: Sequence[Any]) -> Any:
@@ -60,7 +64,7 @@ class _Plan:
                 self.groups.setdefault((t.dtype.base_dtype, tuple(shape.as_list())), []).append(i)
             else:
                 self.loose.append(i)
-        for key in [k for k, idx in self.groups.items() if len(idx) < 2]:
+        for key in [k for k, idx in self.groups.items() if len(idx) < MIN_GROUP]:
             self.loose.extend(self.groups.pop(key))
 
 
@@ -88,12 +92,18 @@ def _norm_parts(
             partials.append(_sq_sum(s, acc))
     if not need_norm:
         return None, stacked, acc
+    halves: List[Any] = []
     for i in plan.loose:
         t = ts[i]
         if isinstance(t, tf.IndexedSlices):
-            partials.append(_sq_sum(_clip.dedupe_indexed_slices(t).values, acc))
-        else:
-            partials.append(_sq_sum(t, acc))
+            t = _clip.dedupe_indexed_slices(t).values
+        if t.dtype.base_dtype != acc:
+            t = tf.cast(t, acc)
+        # One fused op per loose tensor: sum(t**2) / 2 (halving is exact in binary floats).
+        halves.append(tf.nn.l2_loss(t))
+    if halves:
+        half = halves[0] if len(halves) == 1 else tf.add_n(halves)
+        partials.append(half * tf.constant(2.0, dtype=acc))
     if not partials:
         return tf.constant(0.0, dtype=tf.float32), stacked, acc
     total = partials[0] if len(partials) == 1 else tf.add_n(partials)
@@ -176,4 +186,4 @@ def fast_clip_by_global_norm(
         return out, norm
 
 
-__all__ = ["DEFAULT_STACK_LIMIT", "fast_clip_by_global_norm", "fast_global_norm"]
+__all__ = ["DEFAULT_STACK_LIMIT", "MIN_GROUP", "fast_clip_by_global_norm", "fast_global_norm"]

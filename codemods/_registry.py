@@ -15,6 +15,7 @@ from codemods.tfc004_clip_by_average_norm import ClipByAverageNorm
 from codemods.tfc101_compute_apply_tape import ComputeApplyToTape
 from codemods.tfc102_tf_gradients_tape import TfGradientsToTape
 from codemods.tfc103_minimize_tape import MinimizeToTape
+from codemods.tfc104_keras_optimizer import KerasOptimizerInEagerCode
 from codemods.tfc201_per_replica_clipping import PerReplicaClipping
 from codemods.tfc202_unprovable_gradient_site import UnprovableGradientSite
 
@@ -24,6 +25,7 @@ RULES: Tuple[Type[TfcCodemod], ...] = (
     ComputeApplyToTape,
     TfGradientsToTape,
     MinimizeToTape,
+    KerasOptimizerInEagerCode,
     PerReplicaClipping,
     UnprovableGradientSite,
     # Compat form (codemods-compat): after the TF 2 form rules, whatever they left.

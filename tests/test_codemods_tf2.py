@@ -1,0 +1,243 @@
+"""Unit tests for the gates of the TF 2 form rules (TFC101-TFC104, TFC201, TFC202): each test
+states one decision the planner makes and checks it on the smallest program that shows it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import List
+
+from libcst.codemod import CodemodTest
+
+from codemods.api import Options, migrate_source
+from codemods.tfc103_minimize_tape import MinimizeToTape
+
+HEAD = """\
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+w = tf.get_variable("w", [3, 1])
+"""
+
+
+def run(body: str, **options) -> tuple:
+    source = HEAD + textwrap.dedent(body)
+    result = migrate_source(source, Options(**options))
+    return source, result
+
+
+def codes(result) -> List[str]:
+    return [d.code for d in result.diagnostics]
+
+
+def test_minimize_is_rewritten_with_the_loss_statements_in_the_tape() -> None:
+    """The statements computing the loss (and only those) move inside the tape."""
+    _, result = run("""
+        h = tf.matmul(x, w)
+        loss = tf.reduce_sum(h)
+        opt = tf.train.AdamOptimizer(0.1)
+        train_op = opt.minimize(loss)
+    """)
+    assert "with tf.GradientTape() as tape:\n    h = tf.matmul(x, w)\n    loss = tf.reduce_sum(h)\nopt =" in result.code
+    assert "train_op = opt.apply_gradients(zip(gradients, variables))" in result.code
+    assert codes(result) == ["TFC103"]
+
+
+def test_loss_from_a_tensor_computed_in_another_scope_is_declined() -> None:
+    """A loss reading a module-level tensor computed from variables cannot be taped in a function."""
+    source, result = run("""
+        features = tf.matmul(x, w)
+
+        def train():
+            loss = tf.reduce_sum(features)
+            return tf.train.AdamOptimizer(0.1).minimize(loss)
+    """)
+    assert result.code == source
+    assert codes(result) == ["TFC202"] and "`features`" in result.diagnostics[0].message
+
+
+def test_two_losses_sharing_statements_are_declined() -> None:
+    """GAN-style: two minimize calls whose loss statements overlap get no rewrite."""
+    source, result = run("""
+        v = tf.get_variable("v", [3, 1])
+        h = tf.matmul(x, w)
+        d_loss = tf.reduce_sum(h)
+        g_loss = -tf.reduce_sum(h * v)
+        d_op = tf.train.AdamOptimizer(0.1).minimize(d_loss, var_list=[w])
+        g_op = tf.train.AdamOptimizer(0.1).minimize(g_loss, var_list=[v])
+    """)
+    assert result.code == source
+    assert codes(result) == ["TFC202", "TFC202"]
+
+
+def test_noqa_suppresses_the_rewrite_and_its_diagnostic() -> None:
+    """``# noqa: TFC103`` keeps the line as is and silent."""
+    source, result = run("""
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)  # noqa: TFC103
+    """)
+    assert result.code == source
+    assert "TFC103" not in codes(result)
+
+
+def test_check_only_reports_a_fixable_site_without_rewriting() -> None:
+    """``apply_fixes=False`` reports the safe fix (``[*]``) and changes nothing."""
+    source, result = run("""
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+    """, apply_fixes=False)
+    assert result.code == source
+    (diag,) = result.diagnostics
+    assert diag.code == "TFC103" and not diag.applied and "[*]" in diag.format()
+
+
+def test_fresh_names_do_not_shadow_existing_ones() -> None:
+    """``tape``, ``gradients`` and ``variables`` already in use get a suffix."""
+    _, result = run("""
+        tape = gradients = variables = None
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+    """)
+    assert "with tf.GradientTape() as tape_1:" in result.code
+    assert "gradients_1 = tape_1.gradient(loss, variables_1)" in result.code
+
+
+def test_statement_with_return_cannot_move_into_the_tape() -> None:
+    """A compound statement that returns is not wrapped; the site is declined."""
+    source, result = run("""
+        def f(flag):
+            if flag:
+                loss = tf.reduce_sum(tf.matmul(x, w))
+            else:
+                return None
+            return tf.train.AdamOptimizer(0.1).minimize(loss)
+    """)
+    assert result.code == source
+    assert codes(result) == ["TFC202"] and "`return`" in result.diagnostics[0].message
+
+
+def test_tensor_loss_in_eager_code_is_declined() -> None:
+    """TF1 raised on a tensor loss under eager execution: nothing to preserve, so no rewrite."""
+    source = textwrap.dedent("""\
+        import tensorflow.compat.v1 as tf
+        tf.enable_eager_execution()
+        w = tf.Variable(1.0)
+        loss = w * w
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+    """)
+    result = migrate_source(source)
+    assert result.code == source and codes(result) == ["TFC202"]
+
+
+def test_wrapper_used_elsewhere_is_kept() -> None:
+    """A ``clip_gradients_by_norm`` optimizer also used by other code keeps its definition."""
+    _, result = run("""
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        base = tf.train.AdamOptimizer(0.1)
+        opt = tf.contrib.estimator.clip_gradients_by_norm(base, 1.0)
+        train_op = opt.minimize(loss)
+        print(opt)
+    """)
+    assert "train_op = base.apply_gradients(zip(gradients, variables))" in result.code
+    assert "clip_by_global_norm(gradients, 1.0)" in result.code
+    assert "tfclip_compat.clip_gradients_by_norm(base, 1.0)" in result.code  # TFC001 keeps the other use
+
+
+def test_add_clip_norm_only_where_no_clipping_exists() -> None:
+    """``--add-clip-norm`` adds global-norm clipping to a bare site, never a second clip."""
+    _, bare = run("""
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+    """, add_clip_norm=2.0)
+    assert bare.code.count("clip_by_global_norm") == 1 and "2.0)" in bare.code
+    _, clipped = run("""
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        opt = tf.train.AdamOptimizer(0.1)
+        gradients, variables = zip(*opt.compute_gradients(loss))
+        gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
+        train_op = opt.apply_gradients(zip(gradients, variables))
+    """, add_clip_norm=2.0)
+    assert clipped.code.count("clip_by_global_norm") == 1 and "5.0)" in clipped.code
+
+
+def test_per_tensor_clipping_stays_per_tensor() -> None:
+    """``clip_by_norm`` on each gradient is kept per tensor, never turned into a global norm."""
+    _, result = run("""
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        opt = tf.train.AdamOptimizer(0.1)
+        gvs = opt.compute_gradients(loss)
+        capped = [(tf.clip_by_norm(g, 1.0), v) for g, v in gvs]
+        train_op = opt.apply_gradients(capped)
+    """)
+    assert "gradients = [tf.clip_by_norm(g, 1.0) for g in gradients]" in result.code
+    assert "clip_by_global_norm" not in result.code
+
+
+def test_unsafe_site_is_reported_but_not_fixed_by_default() -> None:
+    """A loss reading a parameter is an unsafe fix: reported, applied only with ``unsafe_fixes``."""
+    body = """
+        def build(inputs):
+            loss = tf.reduce_sum(tf.matmul(inputs, w))
+            return tf.train.AdamOptimizer(0.1).minimize(loss)
+    """
+    source, result = run(body)
+    assert result.code == source and "[*unsafe]" in result.diagnostics[0].format()
+    _, fixed = run(body, unsafe_fixes=True)
+    assert "tape.gradient" in fixed.code and fixed.diagnostics[0].applied
+
+
+def test_per_replica_lint_is_advisory() -> None:
+    """TFC201 reports clipping inside ``strategy.run`` and never edits the file."""
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+        strategy = tf.distribute.MirroredStrategy()
+
+        def step(grads):
+            return tf.clip_by_global_norm(grads, 1.0)
+
+        strategy.run(step, args=([],))
+    """)
+    result = migrate_source(source)
+    assert result.code == source and codes(result) == ["TFC201"]
+
+
+def test_codemods_never_import_tensorflow() -> None:
+    """Importing every TF 2 form rule (and running it) leaves TensorFlow unimported."""
+    code = (
+        "import sys\n"
+        "import codemods.tfc101_compute_apply_tape, codemods.tfc102_tf_gradients_tape\n"
+        "import codemods.tfc103_minimize_tape, codemods.tfc104_keras_optimizer\n"
+        "import codemods.tfc201_per_replica_clipping, codemods.tfc202_unprovable_gradient_site\n"
+        "from codemods.api import migrate_source\n"
+        "migrate_source('import tensorflow as tf\\nloss = tf.reduce_sum(tf.Variable(1.0))\\n"
+        "op = tf.train.AdamOptimizer(0.1).minimize(loss)\\n')\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class TestMinimizeUnderLibcstTool(CodemodTest):
+    """The rule is a plain libcst codemod (``python -m libcst.tool codemod`` runs it the same way)."""
+
+    TRANSFORM = MinimizeToTape
+
+    def test_rewrites_through_the_libcst_harness(self) -> None:
+        """``assertCodemod`` on the rule class alone gives the tape form."""
+        before = """
+            import tensorflow.compat.v1 as tf
+            w = tf.get_variable("w", [1])
+            loss = tf.reduce_sum(w * w)
+            train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+        """
+        after = """
+            import tensorflow.compat.v1 as tf
+            w = tf.get_variable("w", [1])
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(w * w)
+            variables = tf.trainable_variables()
+            gradients = tape.gradient(loss, variables)
+            train_op = tf.train.AdamOptimizer(0.1).apply_gradients(zip(gradients, variables))
+        """
+        self.assertCodemod(before, after, expected_warnings=[
+            "-:4:12: TFC103 `minimize` -> `tf.GradientTape` + `apply_gradients`"])

@@ -15,18 +15,27 @@ Y = (RNG.randn(8, 2) * 2).astype(np.float32)
 SCALES = [1.0, 1.1, 0.9, 1.0, 25.0, 1.0, float("nan"), 1.2, 0.8]
 
 
+_STRATEGY = []
+
+
 def _two_replica_strategy():
-    """The module-shared 2-CPU MirroredStrategy of tests/test_distributed.py (one per process)."""
-    try:
-        from test_distributed import _two_replica_strategy as shared
-    except ImportError:  # pragma: no cover - run from another rootdir
-        shared = None
-    if shared is not None:
-        return shared()
+    """A 2-replica MirroredStrategy over the 2 logical CPUs of tests/conftest.py.
+
+    It reduces with ``ReductionToOneDevice`` rather than collective ops: collective instance
+    keys are process-global, and a second collective-based strategy in the same pytest process
+    (tests/test_distributed.py has one) aborts with "Shape mismatch in the collective
+    instance". The aggregation is the same all-reduce (SUM) seen by the transforms.
+    """
     devices = tf.config.list_logical_devices("CPU")
     if len(devices) < 2:
         pytest.skip("needs the 2 logical CPUs set up by tests/conftest.py")
-    return tf.distribute.MirroredStrategy([d.name for d in devices[:2]])
+    if not _STRATEGY:
+        _STRATEGY.append(
+            tf.distribute.MirroredStrategy(
+                [d.name for d in devices[:2]], cross_device_ops=tf.distribute.ReductionToOneDevice()
+            )
+        )
+    return _STRATEGY[0]
 
 
 def make_transform():

@@ -117,9 +117,12 @@ class ClipStatistics(GradientTransform):
         }
         stats.update({k: _f32(v) for k, v in new_counts.items()})
         if self.per_variable_norms:
-            for g, v in gvs:
+            for i, (g, v) in enumerate(gvs):
                 if g is not None:
-                    stats["norm/" + variable_name(v)] = _f32(_clip.global_norm([g]))
+                    key = "norm/" + variable_name(v)
+                    if key in stats:  # unnamed eager variables all share "Variable"
+                        key = f"{key}_{i}"
+                    stats[key] = _f32(_clip.global_norm([g]))
         deps = list(values.values()) + list(new_counts.values())
         with tf.control_dependencies(deps):
             updates = [self._last[k].assign(values[k]) for k in _LAST]

@@ -447,3 +447,32 @@ def test_skipped_step_graph_v1_leaves_state_as_specified():
     assert after[1] == 4
     assert tr_after["spike_count"] == tr_before["spike_count"]
     assert tr_after["auto_count"] == tr_before["auto_count"] + 1
+
+
+def test_per_group_matches_keras_variable_paths():
+    """Keras 3 variables are matched on their path ("dense_a/kernel"): one layer clipped, one excluded."""
+    model = tf.keras.Sequential([
+        tf.keras.Input((3,)),
+        tf.keras.layers.Dense(4, name="dense_a"),
+        tf.keras.layers.Dense(1, name="dense_b"),
+    ])
+    transform = tfc.PerGroup([("^dense_b/", None)], default=tfc.ClipByValue(1e-3))
+    opt = tfc.wrap_optimizer(tf.keras.optimizers.SGD(1.0), transform)
+    before = [v.numpy() for v in model.trainable_variables]
+    grads = [tf.ones_like(v) for v in model.trainable_variables]
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    for v, b in zip(model.trainable_variables, before):
+        step = 1.0 if v.path.startswith("dense_b/") else 1e-3
+        np.testing.assert_allclose(b - v.numpy(), step, rtol=0, atol=1e-6)
+
+
+def test_clip_statistics_counts_policy_skips_when_asked():
+    """count_nonfinite_as_skipped=True counts the wrapper's nonfinite='skip' steps in skip_count."""
+    w = tf.Variable([1.0, 2.0])
+    stats = tfc.ClipStatistics(tfc.ClipByGlobalNorm(1.0), count_nonfinite_as_skipped=True)
+    opt = tfc.wrap_optimizer(tf.keras.optimizers.SGD(0.1), stats, nonfinite="skip")
+    for g in ([1.0, 1.0], [np.nan, 1.0], [0.1, 0.1]):
+        opt.apply_gradients([(tf.constant(g), w)])
+    result = {k: float(v) for k, v in stats.result().items()}
+    assert (result["steps"], result["skip_count"], result["clip_count"]) == (3, 1, 1)
+    assert int(opt.iterations.numpy()) == 2

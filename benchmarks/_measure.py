@@ -6,13 +6,17 @@ Printed keys: ``wall`` (s, around the child only, not this wrapper's start-up), 
 system of the child and every descendant it waited for, e.g. ``--jobs`` workers), ``maxrss_mb``
 (peak resident set of the largest single descendant, ``getrusage(RUSAGE_CHILDREN).ru_maxrss``) and
 ``rc``. This wrapper runs *one* command, so ``RUSAGE_CHILDREN`` covers exactly that command.
+With ``--timeout S`` the command (its whole process group) is killed after S seconds and
+``timed_out`` is true: ``wall`` and ``cpu`` are then lower bounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cwd", default=None, help="working directory of the command")
     parser.add_argument("--stdout", default=None, help="file that receives the command's stdout")
     parser.add_argument("--stderr", default=None, help="file that receives the command's stderr")
+    parser.add_argument("--timeout", type=float, default=None, help="kill the command after this many s")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
     args = parser.parse_args(argv)
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -31,9 +36,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no command given after --")
     out = open(args.stdout, "wb") if args.stdout else subprocess.DEVNULL
     err = open(args.stderr, "wb") if args.stderr else subprocess.DEVNULL
+    timed_out = False
     try:
         start = time.perf_counter()
-        rc = subprocess.call(cmd, cwd=args.cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        # A process group of its own, so a timeout also ends the command's workers.
+        child = subprocess.Popen(cmd, cwd=args.cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
+        try:
+            rc = child.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(child.pid, signal.SIGKILL)
+            rc = child.wait()
         wall = time.perf_counter() - start
     finally:
         for handle in (out, err):
@@ -47,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu": usage.ru_utime + usage.ru_stime,
         "maxrss_mb": rss_kib / 1024,
         "rc": rc,
+        "timed_out": timed_out,
     }))
     return 0
 

@@ -74,6 +74,7 @@ class Settings:
     fixture_sample: Optional[int]  # None = every fixture
     tree_rounds: int  # at most; rounds after the first stop once tree_budget_s is spent
     tree_budget_s: float
+    ours_timeout_factor: Optional[float]  # kill our tool after this × tf_upgrade_v2's wall time
     scale_files: Tuple[int, ...]
     latency_rounds: int
     shim_steps: int
@@ -86,12 +87,14 @@ class Settings:
 
 FULL = Settings(
     quick=False, tree_sample=None, fixture_sample=None, tree_rounds=5, tree_budget_s=240.0,
+    ours_timeout_factor=2.0,
     scale_files=(100, 400),
     latency_rounds=15, shim_steps=10, shim_rounds=7, shim_vars=200,
     var_sizes=(10, 100, 1000), var_steps=5, var_rounds=5,
 )
 QUICK = Settings(
     quick=True, tree_sample=10, fixture_sample=4, tree_rounds=1, tree_budget_s=0.0,
+    ours_timeout_factor=None,
     scale_files=(4, 8), latency_rounds=2, shim_steps=2, shim_rounds=2, shim_vars=20,
     var_sizes=(10, 20), var_steps=2, var_rounds=2,
 )
@@ -109,6 +112,7 @@ class Sample:
     cpu: float
     maxrss_mb: float
     rc: int
+    timed_out: bool = False
     stdout: str = ""
     stderr: str = ""
 
@@ -137,6 +141,11 @@ class Series:
         return min(s.cpu for s in self.samples)
 
     @property
+    def timed_out(self) -> bool:
+        """True when any run hit its time limit: the figures are then lower bounds."""
+        return any(s.timed_out for s in self.samples)
+
+    @property
     def maxrss_mb(self) -> float:
         return max(s.maxrss_mb for s in self.samples)
 
@@ -144,24 +153,30 @@ class Series:
         return {
             "name": self.name, "wall": self.wall, "wall_min": self.wall_min, "cpu": self.cpu,
             "cpu_min": self.cpu_min, "maxrss_mb": self.maxrss_mb,
-            "rcs": [s.rc for s in self.samples], "runs": len(self.samples),
+            "rcs": [s.rc for s in self.samples], "runs": len(self.samples), "timed_out": self.timed_out,
         }
 
 
 def measure(cmd: Sequence[str], *, cwd: Optional[Path] = None, keep_output: bool = False,
-            timeout: float = 900) -> Sample:
-    """Run ``cmd`` under ``_measure.py`` in a fresh process and return its cost."""
+            timeout: Optional[float] = None) -> Sample:
+    """Run ``cmd`` under ``_measure.py`` in a fresh process and return its cost.
+
+    With ``timeout`` the command is killed after that many seconds; the sample is then marked
+    ``timed_out`` and its times are lower bounds.
+    """
     with tempfile.TemporaryDirectory(prefix="tfc-measure-") as tmp:
         out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
         wrapper = [PY, str(HERE / "_measure.py"), "--stdout", str(out), "--stderr", str(err)]
         if cwd is not None:
             wrapper += ["--cwd", str(cwd)]
-        proc = subprocess.run(wrapper + ["--", *cmd], capture_output=True, text=True,
-                              env=SUBPROCESS_ENV, timeout=timeout)
+        if timeout is not None:
+            wrapper += ["--timeout", str(timeout)]
+        proc = subprocess.run(wrapper + ["--", *cmd], capture_output=True, text=True, env=SUBPROCESS_ENV)
         if proc.returncode != 0 or not proc.stdout.strip():
             raise RuntimeError(f"measuring {cmd[:3]} failed: {proc.stderr.strip()[-500:]}")
         data = json.loads(proc.stdout.strip().splitlines()[-1])
-        sample = Sample(wall=data["wall"], cpu=data["cpu"], maxrss_mb=data["maxrss_mb"], rc=data["rc"])
+        sample = Sample(wall=data["wall"], cpu=data["cpu"], maxrss_mb=data["maxrss_mb"], rc=data["rc"],
+                        timed_out=data.get("timed_out", False))
         if keep_output or sample.rc not in (0, 1):
             sample.stdout = out.read_text(errors="replace")
             sample.stderr = err.read_text(errors="replace")
@@ -383,9 +398,16 @@ def section_tree(settings: Settings, info: Dict[str, Any], work: Path,
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(tree_src, dest)
         cmd, _ = fix_command(dest, jobs)
-        sample = measure(cmd, keep_output=True)
+        limit = None
+        if settings.ours_timeout_factor and contenders["tfup"].samples:
+            # Slower than this multiple of the yardstick already decides the goal; stop there.
+            limit = max(30.0, settings.ours_timeout_factor * contenders["tfup"].wall)
+        sample = measure(cmd, keep_output=True, timeout=limit)
         series.samples.append(sample)
-        if sample.rc not in (0, 1):
+        if sample.timed_out:
+            errors.append(f"{series.name} on {tree_src.name}: killed after {sample.wall:.0f} s "
+                          f"({settings.ours_timeout_factor}× tf_upgrade_v2's time)")
+        elif sample.rc not in (0, 1):
             errors.append(f"{series.name}: exit {sample.rc}: {sample.stderr.strip()[-300:]}")
         left = len(FINDING_RE.findall(sample.stdout))
         summary = [int(n) for n in SUMMARY_FINDINGS_RE.findall(sample.stderr)]
@@ -437,7 +459,7 @@ def section_tree(settings: Settings, info: Dict[str, Any], work: Path,
         for n, (tree_n, _) in subsets.items():
             jobs_list.append(lambda n=n, tree_n=tree_n: run_ours(f"scale{n}", tree_n, 1, scale[n]))
         if round_index == 0:
-            jobs_list.append(run_tfup)
+            jobs_list.insert(0, run_tfup)  # first: its time sets our tool's time limit
         shift = round_index % len(jobs_list)
         for job in jobs_list[shift:] + jobs_list[:shift]:
             job()
@@ -609,9 +631,12 @@ def render(info: Dict[str, Any], settings: Settings, sections: Dict[str, Any]) -
                 continue
             rewrote = "—" if key == "floor" else str(statistics.median(rw.get(key, [0])))
             found = str(statistics.median(fd[key])) if key in fd else "—"
-            body.append(f"| {s.name} | {len(s.samples)} | {fmt(s.wall)} | {fmt(s.wall_min)} | {fmt(s.cpu)} | "
-                        f"{fmt(c['files'] / s.wall, 0)} | {fmt(c['lines'] / s.wall, 0)} | {fmt(s.maxrss_mb, 0)} | "
-                        f"{rewrote} | {found} |")
+            gt, lt = (">", "<") if s.timed_out else ("", "")
+            if s.timed_out:
+                rewrote = found = "killed (time limit)"
+            body.append(f"| {s.name} | {len(s.samples)} | {gt}{fmt(s.wall)} | {gt}{fmt(s.wall_min)} | "
+                        f"{gt}{fmt(s.cpu)} | {lt}{fmt(c['files'] / s.wall, 0)} | {lt}{fmt(c['lines'] / s.wall, 0)} | "
+                        f"{gt}{fmt(s.maxrss_mb, 0)} | {rewrote} | {found} |")
         body.append("")
         body.append("Peak RSS is the largest single process (with `--jobs N`, each worker peaks separately). "
                     "CPU is user+system of the command and every process it waited for.")
@@ -621,9 +646,14 @@ def render(info: Dict[str, Any], settings: Settings, sections: Dict[str, Any]) -
             speed_n = tfup.wall / oursn.wall if oursn.samples else float("nan")
             mem = ours1.maxrss_mb / tfup.maxrss_mb
             memn = oursn.maxrss_mb / tfup.maxrss_mb if oursn.samples else float("nan")
+            lt1 = "<" if ours1.timed_out else ""
+            ltn = "<" if oursn.timed_out else ""
             goals.append(("Tree: ≥10× faster than tf_upgrade_v2",
-                          f"{fmt(speed_wall, 1)}× wall, {fmt(speed_cpu, 1)}× CPU (1 job); "
-                          f"{fmt(speed_n, 1)}× wall ({cores} jobs)", verdict(min(speed_wall, speed_cpu) >= 10)))
+                          f"{lt1}{fmt(speed_wall, 2)}× wall, {lt1}{fmt(speed_cpu, 2)}× CPU (1 job); "
+                          f"{ltn}{fmt(speed_n, 2)}× wall ({cores} jobs)"
+                          + (" — ours killed at the time limit, so these are upper bounds"
+                             if ours1.timed_out or oursn.timed_out else ""),
+                          verdict(min(speed_wall, speed_cpu) >= 10 and not ours1.timed_out)))
             goals.append(("Tree: peak memory ≤ ½ of tf_upgrade_v2",
                           f"{fmt(mem, 2)}× (1 job), {fmt(memn, 2)}× per process ({cores} jobs)",
                           verdict(max(mem, memn if not math.isnan(memn) else 0) <= 0.5)))
@@ -633,8 +663,9 @@ def render(info: Dict[str, Any], settings: Settings, sections: Dict[str, Any]) -
             over_floor = ours1.wall / floor.wall
             over_floor_cpu = ours1.cpu / floor.cpu
             best = min(ours1.wall, oursn.wall) if oursn.samples else ours1.wall
+            gt1 = ">" if ours1.timed_out else ""
             goals.append(("Tree: within 3× of the I/O floor",
-                          f"{fmt(over_floor, 2)}× wall, {fmt(over_floor_cpu, 2)}× CPU (1 job); "
+                          f"{gt1}{fmt(over_floor, 2)}× wall, {gt1}{fmt(over_floor_cpu, 2)}× CPU (1 job); "
                           f"{fmt(best / floor.wall, 2)}× wall (best of 1 / {cores} jobs)",
                           verdict(best / floor.wall <= 3)))
             last_findings = fd.get("ours1", [0])[-1]
@@ -658,8 +689,12 @@ def render(info: Dict[str, Any], settings: Settings, sections: Dict[str, Any]) -
                         "| CPU s (median) | CPU ms/file |")
             body.append("|---|---|---|---|---|---|---|")
             for cnt, s in pts:
+                gt = "> " if s.timed_out else ""
                 body.append(f"| {cnt['files']:,} | {cnt['lines']:,} | {cnt['candidates']:,} | {len(s.samples)} | "
-                            f"{fmt(s.wall)} | {fmt(s.cpu)} | {fmt(1e3 * s.cpu / cnt['files'])} |")
+                            f"{gt}{fmt(s.wall)} | {gt}{fmt(s.cpu)} | {gt}{fmt(1e3 * s.cpu / cnt['files'])} |")
+            # Killed runs are lower bounds, not points: the fit uses completed runs only.
+            pts = [p for p in pts if p[1].samples and not p[1].timed_out]
+        if len(pts) >= 2:
             xs = [float(p[0]["files"]) for p in pts]
             ys = [p[1].cpu for p in pts]
             a, b, r2 = fit_line(xs, ys)
@@ -671,7 +706,10 @@ def render(info: Dict[str, Any], settings: Settings, sections: Dict[str, Any]) -
                         + ". Similar marginal costs and R² ≈ 1 mean time grows linearly with the tree; "
                         "the cost is driven by the files that pass the pre-filter (they are parsed), so "
                         "subsets with a different share of them deviate from the line.")
-            goals.append(("Scaling in files: linear", f"R² {fmt(r2, 3)}; {fmt(b * 1e3, 1)} ms/file + "
+            if len(xs) == 2:
+                body.append("Only two completed points: a line always fits two, so this says nothing "
+                            "about linearity.")
+            goals.append(("Scaling in files: linear", f"R² {fmt(r2, 3)} over {len(xs)} points; {fmt(b * 1e3, 1)} ms/file + "
                           f"{fmt(a, 2)} s fixed", "see 4a"))
         body.append("")
 

@@ -682,7 +682,7 @@ class Planner:
         return False
 
     def var_list_expr(self, var_list: Optional[cst.BaseExpression], what: str) -> str:
-        if var_list is None:
+        if var_list is None or (isinstance(var_list, cst.Name) and var_list.value == "None"):
             return self.spelling.v1_name("trainable_variables()")
         if not self.trainable(var_list):
             raise _Reject(
@@ -765,6 +765,8 @@ class Planner:
         if not callable_loss and not self.graph_mode:
             raise _Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
         start, end, safety, note = self.loss_region(body, index, loss, callable_loss)
+        if isinstance(var_list, cst.Name) and var_list.value == "None":
+            var_list = None  # `var_list=None` is the default
         if callable_loss and var_list is None:
             vars_expr = None  # tape.watched_variables(), as compute_gradients did for callables
         else:
@@ -939,6 +941,8 @@ class Planner:
             raise _Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
         start, end, safety, note = self.loss_region(body, index, loss, callable_loss)
         var_list = args.get("var_list")
+        if isinstance(var_list, cst.Name) and var_list.value == "None":
+            var_list = None  # `var_list=None` is the default
         if callable_loss and var_list is None:
             vars_expr: Optional[str] = None
         else:

@@ -241,3 +241,30 @@ class TestMinimizeUnderLibcstTool(CodemodTest):
         """
         self.assertCodemod(before, after, expected_warnings=[
             "-:4:12: TFC103 `minimize` -> `tf.GradientTape` + `apply_gradients`"])
+
+
+ODD_SITES = [
+    "train_op = tf.train.AdamOptimizer(0.1).minimize()",
+    "gvs = tf.train.AdamOptimizer(0.1).compute_gradients()\nop = tf.train.AdamOptimizer(0.1).apply_gradients(gvs)",
+    "a, b = zip(*tf.train.AdamOptimizer(0.1).compute_gradients(loss))",
+    "opt = tf.train.AdamOptimizer(0.1)\ngvs = opt.compute_gradients(loss)\nfor g, v in gvs:\n    print(g)\nop = opt.apply_gradients(gvs)",
+    "g = tf.gradients()\nop = opt.apply_gradients(g)",
+    "loss = tf.reduce_sum(x)\ng = tf.gradients(loss, tvars)\nop = opt.apply_gradients(g)",
+    "class M:\n    def f(self):\n        self.loss = tf.reduce_sum(x)\n        self.op = self.opt.minimize(self.loss)",
+    "async def f():\n    loss = tf.reduce_sum(x)\n    await tf.train.AdamOptimizer(0.1).minimize(loss)",
+    "loss = tf.reduce_sum(tf.matmul(x, w))\ntrain = tf.train.AdamOptimizer(0.1).minimize(loss=loss, var_list=None)",
+    "args = ()\nloss = tf.reduce_sum(x)\nop = tf.train.AdamOptimizer(0.1).minimize(loss, *args)",
+    "opt = tf.train.AdamOptimizer(0.1)\nop = opt.apply_gradients(opt.compute_gradients(tf.reduce_sum(x)))",
+    "loss = tf.reduce_sum(tf.matmul(x, w))\nop = tf.train.AdamOptimizer(0.1).minimize(loss * 2.0)",
+    "loss = tf.reduce_sum(tf.matmul(x, w))\nop = opt2 = tf.train.AdamOptimizer(0.1).minimize(loss)",
+]
+
+
+def test_odd_sites_never_crash_and_are_idempotent() -> None:
+    """Malformed or unusual training sites give valid, idempotent output (or are left alone)."""
+    for body in ODD_SITES:
+        for options in (Options(), Options(unsafe_fixes=True, add_clip_norm=1.0)):
+            source = HEAD + body + "\n"
+            first = migrate_source(source, options)
+            compile(first.code, "odd", "exec")
+            assert migrate_source(first.code, options).code == first.code, body

@@ -110,6 +110,14 @@ train_op = optimizer.minimize(loss, global_step=global_step)
     "minimize_add_clip_norm": ('''
 train_op = {opt}.minimize(loss, global_step=global_step)
 ''', {"add_clip_norm": 0.5}, "TFC103"),
+    "minimize_inside_control_dependencies": ('''
+optimizer = {opt}
+counter = tf.Variable(0.0, trainable=False, name="counter")
+with tf.control_dependencies([counter.assign_add(1.0)]):
+    h2 = tf.tanh(tf.matmul(x, w) + b)
+    loss2 = tf.reduce_mean(tf.square(h2 * 3.0 - y))
+    train_op = optimizer.minimize(loss2, global_step=global_step)
+''', {}, "TFC103"),
     "minimize_callable_graph": ('''
 optimizer = {opt}
 train_op = optimizer.minimize(

@@ -13,14 +13,20 @@ from __future__ import annotations
 import argparse
 import enum
 import re
-from dataclasses import asdict, dataclass
-from typing import ClassVar, List, Optional
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from typing import ClassVar, Iterator, List, Optional
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 DIAGNOSTICS_KEY = "tfclip.diagnostics"
+# The engine (codemods.api) puts one MetadataWrapper here for all rules that see the same
+# module, so scope / qualified-name analysis is resolved once per file, not once per rule.
+SHARED_WRAPPER_KEY = "tfclip.shared_wrapper"
+# ...and one dict for analyses several rules share (valid while the module is unchanged).
+SHARED_CACHE_KEY = "tfclip.shared_cache"
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 
@@ -78,8 +84,11 @@ class TfcCodemod(VisitorBasedCodemodCommand):
     CODE: ClassVar[str] = ""
     NAME: ClassVar[str] = ""
     SUMMARY: ClassVar[str] = ""
-    # Cheap text pre-filter: the rule can only fire if one of these substrings occurs.
+    # Cheap text pre-filter: the rule can only fire if one of these substrings occurs...
     TOKENS: ClassVar[tuple] = ()
+    # ...and, for each group here, one of the group's substrings too (every name a rule
+    # matches must be spelled somewhere in the file, in an import or an attribute).
+    REQUIRES: ClassVar[tuple] = ()
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     DESCRIPTION: str = "tfclip-compat rule"
@@ -103,7 +112,39 @@ class TfcCodemod(VisitorBasedCodemodCommand):
         arg_parser.add_argument("--unsafe-fixes", action="store_true", dest="unsafe_fixes")
         arg_parser.add_argument("--add-clip-norm", type=float, default=None, dest="add_clip_norm")
 
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        # Reuse the engine's wrapper when it wraps this very module (nothing rewrote it
+        # since): its resolved metadata is cached. Otherwise libcst's default (a fresh copy).
+        shared = self.context.scratch.get(SHARED_WRAPPER_KEY)
+        if not isinstance(shared, MetadataWrapper) or shared.module is not module:
+            with super()._handle_metadata_reference(module) as tree:
+                yield tree
+            return
+        old = self.context.wrapper
+        with self.resolve(shared):
+            self.context = replace(self.context, wrapper=shared)
+            try:
+                yield shared.module
+            finally:
+                self.context = replace(self.context, wrapper=old)
+
+    @classmethod
+    def may_apply(cls, source: str) -> bool:
+        """The text pre-filter: False means this rule cannot fire on ``source``."""
+        return any(token in source for token in cls.TOKENS) and all(
+            any(token in source for token in group) for group in cls.REQUIRES
+        )
+
     # -- helpers for rules -------------------------------------------------------------
+
+    def shared_cache(self) -> dict:
+        """A dict shared by the rules that see this same module in one engine run (analyses
+        computed once, e.g. the gradient-site planner); a private one outside the engine."""
+        cache = self.context.scratch.get(SHARED_CACHE_KEY)
+        if not isinstance(cache, dict):
+            cache = self.context.scratch[SHARED_CACHE_KEY] = {}
+        return cache
 
     def _source_lines(self) -> List[str]:
         module = self.context.module

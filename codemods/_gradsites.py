@@ -1383,6 +1383,22 @@ def _find_any_gradient_call(stmt: cst.CSTNode, planner: Planner) -> bool:
 
 # -- the rule base ------------------------------------------------------------------------
 
+def shared_planner(rule: TfcCodemod, module: cst.Module, *, run: bool = True) -> Planner:
+    """The module's :class:`Planner`, computed once per engine run and shared by the rules
+    (it depends only on the module, its metadata and the options, which they share)."""
+    cache = rule.shared_cache()
+    planner = cache.get("planner")
+    if planner is None or planner.module is not module:
+        planner = Planner(rule, module)
+        cache["planner"] = planner
+        cache["planner_ran"] = False
+    planner.rule = rule  # metadata is read through the rule that is running now
+    if run and not cache.get("planner_ran"):
+        planner.run()
+        cache["planner_ran"] = True
+    return planner
+
+
 class GradientSiteRule(TfcCodemod):
     """Base of TFC101-TFC103 and TFC202: plan once per module, rewrite this rule's kinds."""
 
@@ -1391,9 +1407,15 @@ class GradientSiteRule(TfcCodemod):
     TOKENS: ClassVar[tuple] = ("compute_gradients", "minimize", "gradients")
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def visit_Module(self, node: cst.Module) -> None:
-        planner = Planner(self, node)
-        planner.run()
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        # Plan first; traverse (and rebuild) the tree only when this rule rewrites something.
+        self._plan(tree)
+        if not self._block_plans and not self._renames:
+            return tree
+        return tree.visit(self)
+
+    def _plan(self, node: cst.Module) -> None:
+        planner = shared_planner(self, node)
         self._block_plans: Dict[int, List[Plan]] = {}
         self._renames: Dict[int, str] = {}
         self._spelling = planner.spelling

@@ -19,8 +19,9 @@ from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
+from libcst.metadata import MetadataWrapper
 
-from codemods._base import DIAGNOSTICS_KEY, Diagnostic
+from codemods._base import DIAGNOSTICS_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, Diagnostic
 from codemods._registry import RULES
 
 
@@ -67,13 +68,13 @@ def active_rules(options: Options):
 
 def may_contain_targets(source: str, options: Options = Options()) -> bool:
     """Cheap text pre-filter: False means no rule can fire, so parsing can be skipped."""
-    return any(token in source for rule in active_rules(options) for token in rule.TOKENS)
+    return any(rule.may_apply(source) for rule in active_rules(options))
 
 
 def migrate_source(source: str, options: Options = Options(), *, path: str = "-") -> Result:
     """Run the selected rules in registry order. Raises :class:`SourceError` if unparsable."""
     rules = active_rules(options)
-    if not any(token in source for rule in rules for token in rule.TOKENS):
+    if not any(rule.may_apply(source) for rule in rules):
         return Result(code=source)
     try:
         module = cst.parse_module(source)
@@ -82,19 +83,32 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
     except (RecursionError, ValueError) as exc:
         raise SourceError(f"cannot parse: {exc}") from None
     diagnostics: List[Diagnostic] = []
+    code = source
+    # One wrapper (no defensive copy: nodes are immutable) serves every rule until one of
+    # them rewrites the module; metadata (scopes, qualified names) is then resolved once.
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    cache: dict = {}
     for rule in rules:
-        if not any(token in source for token in rule.TOKENS):
+        if not rule.may_apply(code):
             continue
-        context = CodemodContext(filename=path)
+        if wrapper.module is not module:
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            cache = {}
+        context = CodemodContext(
+            filename=path, scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache}
+        )
         command = rule(
             context,
             unsafe_fixes=options.unsafe_fixes,
             add_clip_norm=options.add_clip_norm,
             apply_fixes=options.apply_fixes,
         )
-        module = command.transform_module(module)
+        new_module = command.transform_module(module)
         diagnostics.extend(context.scratch.get(DIAGNOSTICS_KEY, []))
-    new_source = module.code
+        new_code = new_module.code
+        if new_code != code:  # libcst returns a new tree even when nothing changed
+            module, code = new_module, new_code
+    new_source = code
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
     return Result(code=new_source, diagnostics=diagnostics, changed=new_source != source)
 

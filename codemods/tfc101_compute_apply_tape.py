@@ -67,4 +67,5 @@ class ComputeApplyToTape(GradientSiteRule):
     SUMMARY: ClassVar[str] = "`compute_gradients` + clipping + `apply_gradients` -> `tf.GradientTape` form"
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("compute_gradients",)
+    REQUIRES: ClassVar[tuple] = (("apply_gradients",),)
     KINDS: ClassVar[FrozenSet[str]] = frozenset({"compute_apply"})

@@ -53,4 +53,5 @@ class TfGradientsToTape(GradientSiteRule):
     SUMMARY: ClassVar[str] = "`tf.gradients` + `apply_gradients` -> `tf.GradientTape` form"
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("gradients(",)
+    REQUIRES: ClassVar[tuple] = (("apply_gradients",),)
     KINDS: ClassVar[FrozenSet[str]] = frozenset({"tf_gradients"})

@@ -15,7 +15,7 @@ from libcst.metadata import (
 
 from codemods._analysis import call_args, is_literal
 from codemods._base import FixSafety, TfcCodemod
-from codemods._gradsites import EAGER_SWITCHES, REF_VARIABLE_SWITCHES, Planner
+from codemods._gradsites import EAGER_SWITCHES, REF_VARIABLE_SWITCHES, shared_planner
 from codemods._names import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS
 
 # TF1 signature (positional order) and defaults, from tensorflow/python/training/*.py (TF 1.15).
@@ -120,7 +120,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     def visit_Module(self, node: cst.Module) -> None:
         self._ctor_new: Dict[int, str] = {}
         self._apply_new: Dict[int, List[str]] = {}
-        planner = Planner(self, node)
+        planner = shared_planner(self, node, run=False)
         used = planner.tf_used
         if not (used & EAGER_SWITCHES) or used & GRAPH_MODE_MARKERS or used & REF_VARIABLE_SWITCHES:
             return

@@ -69,6 +69,7 @@ class PerReplicaClipping(TfcCodemod):
     SUMMARY: ClassVar[str] = "gradient clipping inside a replica context clips per replica"
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("distribute",)
+    REQUIRES: ClassVar[tuple] = (("clip_by_", "clipnorm"),)
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

@@ -46,4 +46,6 @@ class UnprovableGradientSite(GradientSiteRule):
     SUMMARY: ClassVar[str] = "training site not provably convertible to the TF 2 form (manual edit required)"
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("compute_gradients", "minimize", "gradients(")
+    # A site is a gradient computation that reaches an update: minimize, or apply_gradients.
+    REQUIRES: ClassVar[tuple] = (("minimize", "apply_gradients"),)
     REPORT_DECLINES: ClassVar[bool] = True

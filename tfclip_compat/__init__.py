@@ -2,7 +2,10 @@
 
 Drop-in, same-semantics replacements for the clipping helpers TensorFlow 2 removed
 (``tf.contrib.estimator.clip_gradients_by_norm``, ``tf.contrib.training.*``,
-``tf.contrib.layers.optimize_loss``) plus robust versions of TF's clip functions.
+``tf.contrib.layers.optimize_loss``, ``adaptive_clipping_fn``) plus robust versions of TF's clip
+functions, and composable gradient transforms (``Chain``, ``AutoClip``, ``ZClip``,
+``AdaptiveGradClip``, ``SkipOnSpike``, ``SkipNonFinite``, ``PerGroup``, ``ClipStatistics``...)
+that ``wrap_optimizer`` puts in front of any v1 or Keras optimizer.
 Needs TensorFlow (``pip install "tfclip-compat[tf]"``); never imports libcst.
 """
 

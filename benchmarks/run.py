@@ -655,7 +655,8 @@ def render(info: Dict[str, Any], settings: Settings, sections: Dict[str, Any]) -
                              if ours1.timed_out or oursn.timed_out else ""),
                           verdict(min(speed_wall, speed_cpu) >= 10 and not ours1.timed_out)))
             goals.append(("Tree: peak memory ≤ ½ of tf_upgrade_v2",
-                          f"{fmt(mem, 2)}× (1 job), {fmt(memn, 2)}× per process ({cores} jobs)",
+                          f"{'>' if ours1.timed_out else ''}{fmt(mem, 2)}× (1 job), "
+                          f"{'>' if oursn.timed_out else ''}{fmt(memn, 2)}× per process ({cores} jobs)",
                           verdict(max(mem, memn if not math.isnan(memn) else 0) <= 0.5)))
         elif not tree["tfup_available"]:
             goals.append(("Tree: ≥10× faster than tf_upgrade_v2", "tf_upgrade_v2 not installed", "n/a"))

@@ -82,6 +82,15 @@ class ShimRewrite(TfcCodemod):
     # How the message says the helper is gone.
     GONE: ClassVar[str] = "was removed in TensorFlow 2"
 
+    @classmethod
+    def may_apply(cls, source: str) -> bool:
+        """Pre-filter: ``contrib`` and one of this rule's helper names must occur (or a
+        ``getattr``, the dynamic access this rule reports)."""
+        if not super().may_apply(source):
+            return False
+        helpers = {target.rsplit(".", 1)[1] for target in cls.TARGETS}
+        return "getattr" in source or any(helper in source for helper in helpers)
+
     # -- per-module state -------------------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:

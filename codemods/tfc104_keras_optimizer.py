@@ -115,6 +115,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     SUMMARY: ClassVar[str] = "`tf.train` optimizer in eager code -> Keras optimizer with TF1 defaults"
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("enable_eager_execution", "enable_v2_behavior")
+    REQUIRES: ClassVar[tuple] = (("Optimizer",),)  # every TF1 optimizer class name ends so
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def visit_Module(self, node: cst.Module) -> None:

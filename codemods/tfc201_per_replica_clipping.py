@@ -69,7 +69,10 @@ class PerReplicaClipping(TfcCodemod):
     SUMMARY: ClassVar[str] = "gradient clipping inside a replica context clips per replica"
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("distribute",)
-    REQUIRES: ClassVar[tuple] = (("clip_by_", "clipnorm"),)
+    REQUIRES: ClassVar[tuple] = (
+        ("clip_by_global_norm", "clip_by_norm", "clip_by_average_norm", "clipnorm"),
+        ("run", "clipnorm"),
+    )
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

@@ -123,7 +123,7 @@ def test_python2_style_contrib_file_is_a_source_error() -> None:
     from codemods.api import SourceError
 
     with pytest.raises(SourceError, match="cannot parse"):
-        migrate_source("import tensorflow as tf\nprint 'clip', tf.contrib.training\n")
+        migrate_source("import tensorflow as tf\nprint 'clip', tf.contrib.training.create_train_op\n")
 
 
 def test_clip_by_average_norm_under_every_spelling() -> None:

@@ -186,7 +186,35 @@ class _Pipeline:
         return _nonfinite.apply_with_policy(apply_fn, out, "skip", finite=apply_pred, name=self.name)
 
 
-class TransformedV1Optimizer(V1Optimizer):  # type: ignore[misc,valid-type]
+class _CheckpointsAsInner:
+    """Checkpointing for both wrappers: the inner optimizer's state (slots, beta powers,
+    iterations) is presented as the wrapper's own, so a checkpoint of the wrapper is
+    interchangeable with one of the bare optimizer; the transform's state, when it has any,
+    is one more child named ``gradient_transform``."""
+
+    _optimizer: Any
+    _transform: GradientTransform
+
+    def _trackable_children(self, save_type: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        if save_type is None:
+            children = dict(self._optimizer._trackable_children(**kwargs))
+        else:
+            children = dict(self._optimizer._trackable_children(save_type, **kwargs))
+        if self._transform.variables:
+            children[_TRANSFORM_CHECKPOINT_NAME] = self._transform
+        return children
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        if name == _TRANSFORM_CHECKPOINT_NAME:
+            return self._transform
+        return self._optimizer._lookup_dependency(name, cached_dependencies)
+
+    @property
+    def _deferred_dependencies(self) -> Any:
+        return self._optimizer._deferred_dependencies
+
+
+class TransformedV1Optimizer(_CheckpointsAsInner, V1Optimizer):  # type: ignore[misc,valid-type]
     """A ``tf.compat.v1.train.Optimizer`` that transforms gradients before the inner one applies them.
 
     Works with ``minimize(loss, global_step=, var_list=)``, ``compute_gradients`` /
@@ -260,30 +288,11 @@ class TransformedV1Optimizer(V1Optimizer):  # type: ignore[misc,valid-type]
         """The inner optimizer's variables (slots, beta powers...) and the transform's state."""
         return list(self._optimizer.variables()) + list(self._transform.variables)
 
-    # --- checkpointing: present the inner optimizer's state as this object's own ---------
-    def _trackable_children(self, save_type: Any = None, **kwargs: Any) -> Dict[str, Any]:
-        if save_type is None:
-            children = dict(self._optimizer._trackable_children(**kwargs))
-        else:
-            children = dict(self._optimizer._trackable_children(save_type, **kwargs))
-        if self._transform.variables:
-            children[_TRANSFORM_CHECKPOINT_NAME] = self._transform
-        return children
-
-    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
-        if name == _TRANSFORM_CHECKPOINT_NAME:
-            return self._transform
-        return self._optimizer._lookup_dependency(name, cached_dependencies)
-
-    @property
-    def _deferred_dependencies(self) -> Any:
-        return self._optimizer._deferred_dependencies
-
     def _create_or_restore_slot_variable(self, *args: Any, **kwargs: Any) -> Any:
         return self._optimizer._create_or_restore_slot_variable(*args, **kwargs)
 
 
-class TransformedKerasOptimizer(tf.__internal__.tracking.Trackable):  # type: ignore[misc,name-defined]
+class TransformedKerasOptimizer(_CheckpointsAsInner, tf.__internal__.tracking.Trackable):  # type: ignore[misc,name-defined]
     """A Keras optimizer proxy that transforms gradients before the inner optimizer applies them.
 
     ``apply_gradients(grads_and_vars)`` and ``apply(grads, trainable_variables=None)`` follow
@@ -374,24 +383,6 @@ class TransformedKerasOptimizer(tf.__internal__.tracking.Trackable):  # type: ig
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._wrapper_name} wrapping {self._optimizer!r}>"
 
-    # --- checkpointing ------------------------------------------------------------------
-    def _trackable_children(self, save_type: Any = None, **kwargs: Any) -> Dict[str, Any]:
-        if save_type is None:
-            children = dict(self._optimizer._trackable_children(**kwargs))
-        else:
-            children = dict(self._optimizer._trackable_children(save_type, **kwargs))
-        if self._transform.variables:
-            children[_TRANSFORM_CHECKPOINT_NAME] = self._transform
-        return children
-
-    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
-        if name == _TRANSFORM_CHECKPOINT_NAME:
-            return self._transform
-        return self._optimizer._lookup_dependency(name, cached_dependencies)
-
-    @property
-    def _deferred_dependencies(self) -> Any:
-        return self._optimizer._deferred_dependencies
 
 
 def wrap_optimizer(

@@ -89,7 +89,8 @@ class TfcCodemod(VisitorBasedCodemodCommand):
     # ...and, for each group here, one of the group's substrings too (every name a rule
     # matches must be spelled somewhere in the file, in an import or an attribute).
     REQUIRES: ClassVar[tuple] = ()
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    # Positions are resolved lazily (see :meth:`position`): files without findings skip them.
+    METADATA_DEPENDENCIES = ()
 
     DESCRIPTION: str = "tfclip-compat rule"
 
@@ -129,6 +130,16 @@ class TfcCodemod(VisitorBasedCodemodCommand):
             finally:
                 self.context = replace(self.context, wrapper=old)
 
+    def position(self, node: cst.CSTNode):
+        """The node's ``CodeRange``. Resolved on first use only, and cached on the wrapper,
+        so a file without findings never pays for the position pass."""
+        if PositionProvider in self.metadata:
+            return self.get_metadata(PositionProvider, node)
+        wrapper = self.context.wrapper
+        if wrapper is None:
+            raise RuntimeError("position() is only available while the rule transforms a module")
+        return wrapper.resolve(PositionProvider)[node]
+
     @classmethod
     def may_apply(cls, source: str) -> bool:
         """The text pre-filter: False means this rule cannot fire on ``source``."""
@@ -158,7 +169,7 @@ class TfcCodemod(VisitorBasedCodemodCommand):
     def suppressed(self, node: cst.CSTNode, code: Optional[str] = None) -> bool:
         """True when a ``# noqa`` (bare, or naming ``code``) is on the node's first or last line."""
         code = (code or self.CODE).upper()
-        pos = self.get_metadata(PositionProvider, node)
+        pos = self.position(node)
         lines = self._source_lines()
         for lineno in {pos.start.line, pos.end.line}:
             if 1 <= lineno <= len(lines):
@@ -188,7 +199,7 @@ class TfcCodemod(VisitorBasedCodemodCommand):
         code = code or self.CODE
         if self.suppressed(node, code):
             return
-        pos = self.get_metadata(PositionProvider, node)
+        pos = self.position(node)
         diag = Diagnostic(
             path=self.context.filename or "-",
             line=pos.start.line,

@@ -59,7 +59,6 @@ from libcst.metadata import (
     Assignment,
     ImportAssignment,
     ParentNodeProvider,
-    PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
@@ -1405,7 +1404,7 @@ class GradientSiteRule(TfcCodemod):
     KINDS: ClassVar[FrozenSet[str]] = frozenset()
     REPORT_DECLINES: ClassVar[bool] = False
     TOKENS: ClassVar[tuple] = ("compute_gradients", "minimize", "gradients")
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         # Plan first; traverse (and rebuild) the tree only when this rule rewrites something.

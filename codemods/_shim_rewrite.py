@@ -34,7 +34,6 @@ from libcst.metadata import (
     ExpressionContext,
     ExpressionContextProvider,
     ImportAssignment,
-    PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
     ScopeProvider,
@@ -69,7 +68,6 @@ class ShimRewrite(TfcCodemod):
     """Base of the compat rules (not a rule itself: ``TARGETS`` is empty)."""
 
     METADATA_DEPENDENCIES = (
-        PositionProvider,
         QualifiedNameProvider,
         ScopeProvider,
         ExpressionContextProvider,
@@ -130,7 +128,10 @@ class ShimRewrite(TfcCodemod):
                         n == SHIM_MODULE or n.startswith(SHIM_MODULE + ".") for n in names
                     ):
                         continue
-                pos = self.get_metadata(PositionProvider, assignment.node, None)
+                try:
+                    pos = self.position(assignment.node)
+                except KeyError:
+                    pos = None
                 where = f" (line {pos.start.line})" if pos is not None else ""
                 return f"the name `{SHIM_MODULE}` is already bound to something else{where}"
         return None

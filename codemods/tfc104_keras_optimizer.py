@@ -6,9 +6,7 @@ from typing import ClassVar, Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import (
-    Assignment,
     ParentNodeProvider,
-    PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
@@ -116,7 +114,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("enable_eager_execution", "enable_v2_behavior")
     REQUIRES: ClassVar[tuple] = (("Optimizer",),)  # every TF1 optimizer class name ends so
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._ctor_new: Dict[int, str] = {}

@@ -8,7 +8,6 @@ import libcst as cst
 from libcst.metadata import (
     Assignment,
     ParentNodeProvider,
-    PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
@@ -73,7 +72,7 @@ class PerReplicaClipping(TfcCodemod):
         ("clip_by_global_norm", "clip_by_norm", "clip_by_average_norm", "clipnorm"),
         ("run", "clipnorm"),
     )
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)

@@ -13,7 +13,7 @@ contenders of one measurement are interleaved round by round, so a busy machine 
 alike; figures are medians (and minima) of the rounds, and the verdicts are ratios to the yardstick
 measured in the same run. Nothing here asserts a timing.
 
-Sections (see ``/work/notes/benchmarks.md`` / the README for what each row means):
+Sections (see the README's Benchmarks section for what each row means):
 
 1. ``tree``     -- ``tfclip-migrate fix`` on a copy of TensorFlow's own Python sources plus the
    project's ``fixtures/`` vs ``tf_upgrade_v2 --intree/--outtree`` on the files it survives, vs a

@@ -148,6 +148,22 @@ def _single_small(stmt: cst.BaseStatement) -> Optional[cst.BaseSmallStatement]:
     return None
 
 
+def _bind_v1_args(call: cst.Call, method: str, params: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
+    """Bind a TF1 optimizer method call's arguments to its signature ``params``, as Python
+    would; anything we cannot bind statically (``*args``, unknown names) is a decline."""
+    positional, keywords = call_args(call)
+    if positional is None:
+        raise _Reject(f"`{method}` is called with `*args`/`**kwargs` {MANUAL}")
+    if len(positional) > len(params):
+        raise _Reject(f"too many arguments to `{method}` {MANUAL}")
+    args = dict(zip(params, positional))
+    for key, value in keywords.items():
+        if key not in params or key in args:
+            raise _Reject(f"unexpected argument `{key}` to `{method}` {MANUAL}")
+        args[key] = value
+    return args
+
+
 def _method_call(node: cst.BaseExpression, method: str) -> Optional[cst.Call]:
     if (
         isinstance(node, cst.Call)
@@ -736,18 +752,9 @@ class Planner:
                        small: cst.BaseSmallStatement, call: cst.Call, info: tuple) -> None:
         self._module_gates()
         self._optimizer_gate(info, "minimize", allow_wrapped=True)
-        positional, keywords = call_args(call)
-        if positional is None:
-            raise _Reject(f"`minimize` is called with `*args`/`**kwargs` {MANUAL}")
-        params = ("loss", "global_step", "var_list", "gate_gradients", "aggregation_method",
-                  "colocate_gradients_with_ops", "name", "grad_loss")
-        if len(positional) > len(params):
-            raise _Reject(f"too many arguments to `minimize` {MANUAL}")
-        args = dict(zip(params, positional))
-        for key, value in keywords.items():
-            if key not in params or key in args:
-                raise _Reject(f"unexpected argument `{key}` to `minimize` {MANUAL}")
-            args[key] = value
+        args = _bind_v1_args(call, "minimize", (
+            "loss", "global_step", "var_list", "gate_gradients", "aggregation_method",
+            "colocate_gradients_with_ops", "name", "grad_loss"))
         self._check_uncarried(args, UNCARRIED_ARGS, "minimize")
         loss = args.get("loss")
         if loss is None:
@@ -911,17 +918,9 @@ class Planner:
         if other_uses:
             raise _Reject(f"the gradients are also used by other statements (line of `{_code(self.module, other_uses[0])[:40]}`); "
                           f"they would change type from tuple to list {MANUAL}", compute)
-        positional, keywords = call_args(compute)
-        if positional is None:
-            raise _Reject(f"`compute_gradients` is called with `*args`/`**kwargs` {MANUAL}")
-        params = ("loss", "var_list", "gate_gradients", "aggregation_method", "colocate_gradients_with_ops", "grad_loss")
-        if len(positional) > len(params):
-            raise _Reject(f"too many arguments to `compute_gradients` {MANUAL}")
-        args = dict(zip(params, positional))
-        for key, value in keywords.items():
-            if key not in params or key in args:
-                raise _Reject(f"unexpected argument `{key}` to `compute_gradients` {MANUAL}")
-            args[key] = value
+        args = _bind_v1_args(compute, "compute_gradients", (
+            "loss", "var_list", "gate_gradients", "aggregation_method", "colocate_gradients_with_ops",
+            "grad_loss"))
         self._check_uncarried(args, UNCARRIED_ARGS, "compute_gradients")
         loss = args.get("loss")
         if loss is None:

@@ -11,15 +11,18 @@ libcst warnings.
 from __future__ import annotations
 
 import argparse
-import enum
 import re
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import ClassVar, Iterator, List, Optional
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import MetadataWrapper, PositionProvider
+
+from codemods._core import Diagnostic, FixSafety
+
+__all__ = ["Diagnostic", "FixSafety", "TfcCodemod", "noqa_codes"]
 
 DIAGNOSTICS_KEY = "tfclip.diagnostics"
 # The engine (codemods.api) puts one MetadataWrapper here for all rules that see the same
@@ -29,40 +32,6 @@ SHARED_WRAPPER_KEY = "tfclip.shared_wrapper"
 SHARED_CACHE_KEY = "tfclip.shared_cache"
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
-
-
-class FixSafety(str, enum.Enum):
-    """Whether a site can be fixed automatically (ruff's vocabulary)."""
-
-    SAFE = "safe"  # behaviour and comments preserved; applied by default
-    UNSAFE = "unsafe"  # may change numerics or drop a comment; only with --unsafe-fixes
-    NONE = "none"  # diagnostic only; code left untouched
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One finding. ``line``/``col`` are 1-based, as in ``path:line:col: CODE message``."""
-
-    path: str
-    line: int
-    col: int
-    code: str
-    message: str
-    fix: FixSafety
-    applied: bool = False
-
-    def format(self) -> str:
-        marker = ""
-        if not self.applied and self.fix is FixSafety.SAFE:
-            marker = " [*]"
-        elif not self.applied and self.fix is FixSafety.UNSAFE:
-            marker = " [*unsafe]"
-        return f"{self.path}:{self.line}:{self.col}: {self.code}{marker} {self.message}"
-
-    def to_json(self) -> dict:
-        data = asdict(self)
-        data["fix"] = self.fix.value
-        return data
 
 
 def noqa_codes(line: str) -> Optional[frozenset]:

@@ -12,38 +12,23 @@ Never imports TensorFlow.
 from __future__ import annotations
 
 import ast
-import codecs
-import io
-import tokenize
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.metadata import MetadataWrapper
 
-from codemods._base import DIAGNOSTICS_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, Diagnostic
+from codemods._base import DIAGNOSTICS_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY
+from codemods._core import (  # re-exported: the engine's public vocabulary
+    Diagnostic,
+    Options,
+    SourceError,
+    decode_source,
+    enabled,
+    encode_source,
+)
 from codemods._registry import RULES
-
-
-class SourceError(Exception):
-    """The source cannot be handled (syntax error, undecodable bytes, ...).
-
-    ``reason`` is a one-line human explanation; the file must be left untouched.
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Options:
-    select: Optional[FrozenSet[str]] = None  # None = all rules
-    ignore: FrozenSet[str] = frozenset()
-    unsafe_fixes: bool = False
-    add_clip_norm: Optional[float] = None
-    apply_fixes: bool = True  # False = check only: report, rewrite nothing
 
 
 @dataclass
@@ -53,18 +38,8 @@ class Result:
     changed: bool = False
 
 
-def _enabled(code: str, options: Options) -> bool:
-    def matches(codes: FrozenSet[str]) -> bool:
-        # "TFC" selects all, "TFC00" selects TFC001..TFC009, as in ruff.
-        return any(code.startswith(prefix) for prefix in codes)
-
-    if options.select is not None and not matches(options.select):
-        return False
-    return not matches(options.ignore)
-
-
 def active_rules(options: Options):
-    return [rule for rule in RULES if _enabled(rule.CODE, options)]
+    return [rule for rule in RULES if enabled(rule.CODE, options)]
 
 
 def may_contain_targets(source: str, options: Options = Options()) -> bool:
@@ -145,33 +120,6 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
     new_source = code
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
     return Result(code=new_source, diagnostics=diagnostics, changed=new_source != source)
-
-
-def decode_source(data: bytes, *, path: str = "-") -> Tuple[str, str, bool]:
-    """Decode file bytes as Python does (PEP 263 cookie, UTF-8 BOM).
-
-    Returns ``(text, encoding, had_bom)``. Newlines are kept as they are (CRLF survives).
-    """
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceError(f"cannot detect the encoding: {exc}") from None
-    had_bom = data.startswith(codecs.BOM_UTF8)
-    if had_bom:
-        data = data[len(codecs.BOM_UTF8):]
-        encoding = "utf-8"
-    if b"\x00" in data:
-        raise SourceError("binary file (contains NUL bytes)")
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"cannot decode as {encoding}: {exc}") from None
-    return text, encoding, had_bom
-
-
-def encode_source(text: str, encoding: str, had_bom: bool) -> bytes:
-    data = text.encode(encoding)
-    return codecs.BOM_UTF8 + data if had_bom else data
 
 
 def migrate_bytes(data: bytes, options: Options = Options(), *, path: str = "-") -> Tuple[bytes, Result]:

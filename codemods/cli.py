@@ -123,7 +123,7 @@ class FileReport:
 def _unparsable(settings: Settings, display: str, reason: str, cell: Optional[int] = None) -> Optional[Finding]:
     if not settings.report_unparsable:
         return None
-    from codemods._base import Diagnostic, FixSafety
+    from codemods._core import Diagnostic, FixSafety
 
     line, col = 1, 1
     match = _POSITION.search(reason)
@@ -163,7 +163,7 @@ def unified_diff(old: str, new: str, path: str) -> str:
 
 
 def _process_python(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
-    from codemods.api import SourceError, decode_source, may_contain_targets, migrate_bytes
+    from codemods._core import SourceError, decode_source
 
     if b"\x00" in data:  # before decoding: a clearer reason than a failed encoding guess
         _skip(settings, report, "binary file (contains NUL bytes)")
@@ -173,8 +173,10 @@ def _process_python(settings: Settings, display: str, data: bytes, report: FileR
     except SourceError as exc:
         _skip(settings, report, exc.reason)
         return None
-    if not may_contain_targets(text, settings.options):
+    if not _may_contain_targets(text, settings.options):
         return None
+    from codemods.api import migrate_bytes
+
     report.parsed = True
     try:
         new, result = migrate_bytes(data, settings.options, path=display)
@@ -186,7 +188,7 @@ def _process_python(settings: Settings, display: str, data: bytes, report: FileR
 
 
 def _process_notebook(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
-    from codemods.api import SourceError, may_contain_targets, migrate_source
+    from codemods._core import SourceError
 
     try:
         nb = _files.load_notebook(data)
@@ -196,7 +198,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     if _files.notebook_language(nb) != "python":
         return None
     options = settings.options
-    cells = [(n, src) for n, src in nb.code_cells() if may_contain_targets(src, options)]
+    cells = [(n, src) for n, src in nb.code_cells() if _may_contain_targets(src, options)]
     if not cells:
         return None
     report.parsed = True
@@ -207,6 +209,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         note = _unparsable(settings, display, "cannot reproduce the notebook's JSON layout; fixes not applied")
         if note is not None:
             report.findings.append(note)
+    from codemods.api import migrate_source
+
     check_only = dataclasses.replace(options, apply_fixes=False)
     changed = False
     for number, source in cells:
@@ -244,7 +248,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
 
 def _decode_for_diff(data: bytes, notebook: bool) -> str:
     if not notebook:
-        from codemods.api import SourceError, decode_source
+        from codemods._core import SourceError, decode_source
 
         try:
             return decode_source(data)[0]
@@ -435,6 +439,19 @@ def _default_jobs() -> int:
 # commands
 
 
+def _may_contain_targets(text: str, options: "Options") -> bool:
+    """The text pre-filter. Until the rules are loaded (the first file that passes loads them)
+    it is read from the libcst-free table in ``codemods._core``, so a run over files without
+    any candidate token never imports libcst; tests/test_prefilter.py keeps the two equal."""
+    if "codemods._registry" not in sys.modules:
+        from codemods._core import may_contain_targets_static
+
+        return may_contain_targets_static(text, options)
+    from codemods.api import may_contain_targets
+
+    return may_contain_targets(text, options)
+
+
 def _rules():
     """The registered rules (read at call time, so tests can swap the registry)."""
     from codemods import api
@@ -447,6 +464,9 @@ def _known_codes() -> List[str]:
 
 
 def _check_codes(codes: Iterable[str], flag: str) -> None:
+    codes = list(codes)
+    if not codes:
+        return
     known = _known_codes()
     for code in codes:
         if not any(k.startswith(code) for k in known):
@@ -506,7 +526,7 @@ def _resolve_config(args: argparse.Namespace, paths: Sequence[str]) -> Config:
 
 
 def _options(args: argparse.Namespace, config: Config) -> Tuple["Options", bool]:
-    from codemods.api import Options
+    from codemods._core import Options
 
     select = _files.split_codes(args.select) if args.select is not None else config.select
     ignore = _files.split_codes(args.ignore) if args.ignore is not None else config.ignore
@@ -637,7 +657,7 @@ def _plural(n: int, word: str) -> str:
 
 def _summary(args: argparse.Namespace, reports: Sequence[FileReport], found: _files.Discovery) -> str:
     """The final stderr summary: files, findings by code, fixes available."""
-    from codemods._base import FixSafety
+    from codemods._core import FixSafety
 
     fix = args.command == "fix"
     diff = fix and args.diff

@@ -1,0 +1,146 @@
+"""The engine's vocabulary, free of libcst and TensorFlow: findings, options, decoding and
+the text pre-filter table.
+
+The CLI imports only this module until a file passes the pre-filter, so a run over files
+without any candidate token (the usual pre-commit case) never pays for importing libcst.
+``codemods.api`` and ``codemods._base`` re-export these names.
+"""
+
+from __future__ import annotations
+
+import codecs
+import enum
+import io
+import tokenize
+from dataclasses import asdict, dataclass
+from typing import Dict, FrozenSet, Optional, Tuple
+
+
+class FixSafety(str, enum.Enum):
+    """Whether a site can be fixed automatically (ruff's vocabulary)."""
+
+    SAFE = "safe"  # behaviour and comments preserved; applied by default
+    UNSAFE = "unsafe"  # may change numerics or drop a comment; only with --unsafe-fixes
+    NONE = "none"  # diagnostic only; code left untouched
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding. ``line``/``col`` are 1-based, as in ``path:line:col: CODE message``."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    fix: FixSafety
+    applied: bool = False
+
+    def format(self) -> str:
+        marker = ""
+        if not self.applied and self.fix is FixSafety.SAFE:
+            marker = " [*]"
+        elif not self.applied and self.fix is FixSafety.UNSAFE:
+            marker = " [*unsafe]"
+        return f"{self.path}:{self.line}:{self.col}: {self.code}{marker} {self.message}"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["fix"] = self.fix.value
+        return data
+
+
+class SourceError(Exception):
+    """The source cannot be handled (syntax error, undecodable bytes, ...).
+
+    ``reason`` is a one-line human explanation; the file must be left untouched.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Options:
+    select: Optional[FrozenSet[str]] = None  # None = all rules
+    ignore: FrozenSet[str] = frozenset()
+    unsafe_fixes: bool = False
+    add_clip_norm: Optional[float] = None
+    apply_fixes: bool = True  # False = check only: report, rewrite nothing
+
+
+def enabled(code: str, options: Options) -> bool:
+    def matches(codes: FrozenSet[str]) -> bool:
+        # "TFC" selects all, "TFC00" selects TFC001..TFC009, as in ruff.
+        return any(code.startswith(prefix) for prefix in codes)
+
+    if options.select is not None and not matches(options.select):
+        return False
+    return not matches(options.ignore)
+
+
+def decode_source(data: bytes, *, path: str = "-") -> Tuple[str, str, bool]:
+    """Decode file bytes as Python does (PEP 263 cookie, UTF-8 BOM).
+
+    Returns ``(text, encoding, had_bom)``. Newlines are kept as they are (CRLF survives).
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot detect the encoding: {exc}") from None
+    had_bom = data.startswith(codecs.BOM_UTF8)
+    if had_bom:
+        data = data[len(codecs.BOM_UTF8):]
+        encoding = "utf-8"
+    if b"\x00" in data:
+        raise SourceError("binary file (contains NUL bytes)")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceError(f"cannot decode as {encoding}: {exc}") from None
+    return text, encoding, had_bom
+
+
+def encode_source(text: str, encoding: str, had_bom: bool) -> bytes:
+    data = text.encode(encoding)
+    return codecs.BOM_UTF8 + data if had_bom else data
+
+
+# -- the text pre-filter, per rule: (TOKENS: any of, REQUIRES: each group, any of) ---------
+# The rules' own ``TOKENS`` / ``REQUIRES`` (``may_apply``) are the truth; this table lets the
+# CLI decide without importing them, and tests/test_prefilter.py checks the two agree.
+PREFILTER: Dict[str, Tuple[Tuple[str, ...], Tuple[Tuple[str, ...], ...]]] = {
+    "TFC101": (("compute_gradients",), (("apply_gradients",),)),
+    "TFC102": (("gradients(",), (("apply_gradients",),)),
+    "TFC103": (("minimize",), ()),
+    "TFC104": (("enable_eager_execution", "enable_v2_behavior"), (("Optimizer",),)),
+    "TFC201": (
+        ("distribute",),
+        (("clip_by_global_norm", "clip_by_norm", "clip_by_average_norm", "clipnorm"), ("run", "clipnorm")),
+    ),
+    "TFC202": (("compute_gradients", "minimize", "gradients("), (("minimize", "apply_gradients"),)),
+    "TFC001": (("contrib",), (("getattr", "clip_gradients_by_norm"),)),
+    "TFC002": (
+        ("contrib",),
+        (("getattr", "create_train_op", "clip_gradient_norms", "add_gradients_summaries", "multiply_gradients"),),
+    ),
+    "TFC003": (("contrib",), (("getattr", "optimize_loss", "adaptive_clipping_fn"),)),
+    "TFC004": (("clip_by_average_norm",), ()),
+}
+
+
+def text_may_apply(tokens: Tuple[str, ...], requires: Tuple[Tuple[str, ...], ...], source: str) -> bool:
+    """One of ``tokens`` occurs in ``source``, and one of each group of ``requires``."""
+    return any(token in source for token in tokens) and all(
+        any(token in source for token in group) for group in requires
+    )
+
+
+def may_contain_targets_static(source: str, options: Options = Options()) -> bool:
+    """The pre-filter from :data:`PREFILTER` alone (no rule imported)."""
+    return any(
+        text_may_apply(tokens, requires, source)
+        for code, (tokens, requires) in PREFILTER.items()
+        if enabled(code, options)
+    )

@@ -762,6 +762,24 @@ class Planner:
         self._emit(block, body, index, small, call, "minimize", info, loss, args.get("var_list"),
                    args.get("global_step"), args.get("name"))
 
+    def _tape_gradient(self, tape: str, loss_name: str, vars_expr: Optional[str],
+                       var_list: Optional[cst.BaseExpression]) -> Tuple[str, str, List[cst.BaseStatement]]:
+        """The statements computing the gradients with the tape: ``(grads, variables, stmts)``.
+        Without a var_list the tape's watched variables are used (what TF1 did for a callable
+        loss); a non-trivial var_list expression is bound to a fresh name first."""
+        grads = fresh_name("gradients", self.taken)
+        new: List[cst.BaseStatement] = []
+        if vars_expr is None:
+            variables = fresh_name("variables", self.taken)
+            new.append(self.stmt(f"{variables} = {tape}.watched_variables()"))
+        elif _simple_reference(var_list):
+            variables = vars_expr
+        else:
+            variables = fresh_name("variables", self.taken)
+            new.append(self.stmt(f"{variables} = {vars_expr}"))
+        new.append(self.stmt(f"{grads} = {tape}.gradient({loss_name}, {variables})"))
+        return grads, variables, new
+
     def _emit(self, block: Block, body: List[cst.BaseStatement], index: int, small: cst.BaseSmallStatement,
               call: cst.Call, kind: str, info: tuple, loss: cst.BaseExpression,
               var_list: Optional[cst.BaseExpression], global_step: Optional[cst.BaseExpression],
@@ -832,17 +850,7 @@ class Planner:
             clip_norm = repr(float(self.rule.add_clip_norm))
         tape = fresh_name("tape", self.taken)
         loss_name, extra = self._loss_statements(loss, callable_loss)
-        grads = fresh_name("gradients", self.taken)
-        new: List[cst.BaseStatement] = []
-        if vars_expr is None:
-            variables = fresh_name("variables", self.taken)
-            new.append(self.stmt(f"{variables} = {tape}.watched_variables()"))
-        elif _simple_reference(var_list):
-            variables = vars_expr
-        else:
-            variables = fresh_name("variables", self.taken)
-            new.append(self.stmt(f"{variables} = {vars_expr}"))
-        new.append(self.stmt(f"{grads} = {tape}.gradient({loss_name}, {variables})"))
+        grads, variables, new = self._tape_gradient(tape, loss_name, vars_expr, var_list)
         if clip_norm is not None:
             new.append(self.stmt(f"{grads}, _ = {self.spelling.v2_name('clip_by_global_norm')}({grads}, {clip_norm})"))
         apply_args = [f"zip({grads}, {variables})"]
@@ -973,17 +981,7 @@ class Planner:
             replacements[index] = self._carry_trivia(body[index], new)
         else:
             (pairs,) = chain
-            grads = fresh_name("gradients", self.taken)
-            new = []
-            if vars_expr is None:
-                variables = fresh_name("variables", self.taken)
-                new.append(self.stmt(f"{variables} = {tape}.watched_variables()"))
-            elif _simple_reference(var_list):
-                variables = vars_expr
-            else:
-                variables = fresh_name("variables", self.taken)
-                new.append(self.stmt(f"{variables} = {vars_expr}"))
-            new.append(self.stmt(f"{grads} = {tape}.gradient({loss_name}, {variables})"))
+            grads, variables, new = self._tape_gradient(tape, loss_name, vars_expr, var_list)
             if len(clip_indices) > 1:
                 raise _Reject(f"more than one statement transforms the gradients {MANUAL}")
             apply_value_args = list(apply_call.args)

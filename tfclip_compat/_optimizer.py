@@ -186,14 +186,25 @@ class _Pipeline:
         return _nonfinite.apply_with_policy(apply_fn, out, "skip", finite=apply_pred, name=self.name)
 
 
-class _CheckpointsAsInner:
-    """Checkpointing for both wrappers: the inner optimizer's state (slots, beta powers,
-    iterations) is presented as the wrapper's own, so a checkpoint of the wrapper is
-    interchangeable with one of the bare optimizer; the transform's state, when it has any,
-    is one more child named ``gradient_transform``."""
+class _WrapsOptimizer:
+    """What both wrappers share: the ``optimizer`` / ``transform`` accessors, and
+    checkpointing: the inner optimizer's state (slots, beta powers, iterations) is presented
+    as the wrapper's own, so a checkpoint of the wrapper is interchangeable with one of the
+    bare optimizer; the transform's state, when it has any, is one more child named
+    ``gradient_transform``."""
 
     _optimizer: Any
     _transform: GradientTransform
+
+    @property
+    def optimizer(self) -> Any:
+        """The wrapped optimizer."""
+        return self._optimizer
+
+    @property
+    def transform(self) -> GradientTransform:
+        """The gradient transform."""
+        return self._transform
 
     def _trackable_children(self, save_type: Any = None, **kwargs: Any) -> Dict[str, Any]:
         if save_type is None:
@@ -214,7 +225,7 @@ class _CheckpointsAsInner:
         return self._optimizer._deferred_dependencies
 
 
-class TransformedV1Optimizer(_CheckpointsAsInner, V1Optimizer):  # type: ignore[misc,valid-type]
+class TransformedV1Optimizer(_WrapsOptimizer, V1Optimizer):  # type: ignore[misc,valid-type]
     """A ``tf.compat.v1.train.Optimizer`` that transforms gradients before the inner one applies them.
 
     Works with ``minimize(loss, global_step=, var_list=)``, ``compute_gradients`` /
@@ -244,16 +255,6 @@ class TransformedV1Optimizer(_CheckpointsAsInner, V1Optimizer):  # type: ignore[
         self._optimizer = optimizer
         self._transform = transform
         self._pipeline = _Pipeline(transform, nonfinite, summaries, name)
-
-    @property
-    def optimizer(self) -> Any:
-        """The wrapped optimizer."""
-        return self._optimizer
-
-    @property
-    def transform(self) -> GradientTransform:
-        """The gradient transform."""
-        return self._transform
 
     def compute_gradients(self, *args: Any, **kwargs: Any) -> Any:
         """See ``tf.compat.v1.train.Optimizer.compute_gradients`` (delegated)."""
@@ -292,7 +293,7 @@ class TransformedV1Optimizer(_CheckpointsAsInner, V1Optimizer):  # type: ignore[
         return self._optimizer._create_or_restore_slot_variable(*args, **kwargs)
 
 
-class TransformedKerasOptimizer(_CheckpointsAsInner, tf.__internal__.tracking.Trackable):  # type: ignore[misc,name-defined]
+class TransformedKerasOptimizer(_WrapsOptimizer, tf.__internal__.tracking.Trackable):  # type: ignore[misc,name-defined]
     """A Keras optimizer proxy that transforms gradients before the inner optimizer applies them.
 
     ``apply_gradients(grads_and_vars)`` and ``apply(grads, trainable_variables=None)`` follow
@@ -320,16 +321,6 @@ class TransformedKerasOptimizer(_CheckpointsAsInner, tf.__internal__.tracking.Tr
         self.__dict__["_pipeline"] = _Pipeline(transform, nonfinite, summaries, self._wrapper_name)
 
     # --- the Keras optimizer contract -----------------------------------------------
-    @property
-    def optimizer(self) -> Any:
-        """The wrapped Keras optimizer."""
-        return self._optimizer
-
-    @property
-    def transform(self) -> GradientTransform:
-        """The gradient transform."""
-        return self._transform
-
     @property
     def name(self) -> str:
         """``"ClipByNorm" + inner class name`` (or the name given)."""

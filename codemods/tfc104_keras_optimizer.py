@@ -13,7 +13,8 @@ from libcst.metadata import (
 
 from codemods._analysis import call_args, is_literal
 from codemods._base import FixSafety, TfcCodemod
-from codemods._gradsites import EAGER_SWITCHES, REF_VARIABLE_SWITCHES, shared_planner
+from codemods.tape.facts import EAGER_SWITCHES, REF_VARIABLE_SWITCHES
+from codemods.tape.rule import shared_planner
 from codemods._names import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS
 
 # TF1 signature (positional order) and defaults, from tensorflow/python/training/*.py (TF 1.15).
@@ -120,7 +121,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
         self._ctor_new: Dict[int, str] = {}
         self._apply_new: Dict[int, List[str]] = {}
         planner = shared_planner(self, node, run=False)
-        used = planner.tf_used
+        used = planner.facts.tf_used
         if not (used & EAGER_SWITCHES) or used & GRAPH_MODE_MARKERS or used & REF_VARIABLE_SWITCHES:
             return
         self._planner = planner
@@ -206,7 +207,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
                 return  # a required TF1 argument is missing: the TF1 call itself was invalid
         if "name" in args:
             kwargs.append(f"name={self._code(args['name'])}")
-        spelling = self._planner.spelling
+        spelling = self._planner.facts.spelling
         new_ctor = f"{spelling.v2_name('keras.optimizers.' + keras_cls)}({', '.join(kwargs)})"
         message = f"`{short}` in eager code -> `{spelling.v2_name('keras.optimizers.' + keras_cls)}` with the TF1 defaults"
         if safety is FixSafety.UNSAFE:
@@ -244,7 +245,8 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     def _bound_to_literal(self, node: cst.BaseExpression) -> bool:
         if not isinstance(node, cst.Name):
             return False
-        value = self._planner.assigned_value(node)
+        found = self._planner.facts.assignments(node)
+        value = self._planner.facts.assigned_value(found[0]) if len(found) == 1 else None
         return value is not None and is_literal(value)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
@@ -273,7 +275,7 @@ class _OptimizerAssignments(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.value, cst.Call):
-            names = self.rule._planner.tf_names(node.value.func) & TF1_OPTIMIZERS
+            names = self.rule._planner.facts.tf_names(node.value.func) & TF1_OPTIMIZERS
             if names:
                 self.found.append((node, node.value, sorted(names)[0]))
 

@@ -34,6 +34,7 @@ with ``rtol=1e-5``.
 
 from __future__ import annotations
 
+import random
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -87,6 +88,9 @@ def run_graph(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0) -
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(seed)
+        # Unseeded Keras (and tf-keras `tf.layers`) initializers draw from Python's `random`.
+        random.seed(seed)
+        np.random.seed(seed)
         ns = _exec(source, legacy)
         train_op, loss = ns["train_op"], ns["loss"]
         feeds: Callable[[int], Dict[str, Any]] = ns.get("feeds") or (lambda step: {})
@@ -133,6 +137,8 @@ def run_eager(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0) -
     """Execute ``source`` eagerly and call its ``train_step()`` ``steps`` times."""
     assert tf.executing_eagerly(), "run_eager needs eager execution (TF 2 default)"
     tf.random.set_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
     ns = _exec(source, legacy)
     losses: List[float] = []
     for _ in range(steps):

@@ -151,7 +151,7 @@ class Analyzer:
         self._in_progress: Set[int] = set()
         self._field_kinds: Dict[str, Kind] = {}
         self._field_stores: Optional[Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]] = None
-        self._mutated_names: Optional[Dict[str, List[cst.CSTNode]]] = None
+        self._mutations: Optional[_MutationIndex] = None
         self.scope_regularizers = "kw:regularizer" in facts.mentions and bool(
             facts.tf_used & {"tf.variable_scope", "tf.arg_scope", "tf.contrib.framework.arg_scope"})
 
@@ -304,13 +304,37 @@ class Analyzer:
         if not found:
             return Kind.FREE if name.value in BUILTIN_NAMES else Kind.TENSOR
         kinds = []
+        mutable = False
         for assignment in found:
             if exclude is not None and id(getattr(assignment, "node", None)) in exclude:
                 continue
             kinds.append(self.assignment_kind(assignment))
-        if self.container_mutated(name):
+            mutable = mutable or self.mutable_binding(assignment)
+        if mutable and self.container_mutated(name) is not None:
             kinds.append(Kind.TENSOR)
         return _join(kinds) if kinds else Kind.FREE
+
+    def mutable_binding(self, assignment) -> bool:
+        """Bound to a container or an object whose contents can change after binding (a list,
+        dict or set, a comprehension, an instance of a local class, a call we cannot see)."""
+        if not isinstance(assignment, Assignment) or isinstance(assignment.node, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(assignment.node, cst.Param):
+            return True
+        value = self._binding_value(assignment.node)
+        if value is None:
+            return True
+        if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Name,
+                              cst.Attribute, cst.Subscript)):
+            return True
+        if isinstance(value, cst.Call):
+            what = self.callee(value.func)
+            if what[0] == "tf":
+                return False  # tensors are immutable; variables change only through graph ops
+            if what[0] == "builtin" and what[1] not in ("list", "dict", "set", "object"):
+                return False
+            return True
+        return False
 
     def assignment_kind(self, assignment) -> Kind:
         if isinstance(assignment, ImportAssignment):
@@ -603,7 +627,7 @@ class Analyzer:
             return self._field_kinds[attr]
         self._field_kinds[attr] = Kind.TENSOR  # recursion guard
         stores = self._all_field_stores().get(attr)
-        if not stores or "setattr" in self.facts.mentions:
+        if not stores or "setattr" in self.facts.mentions or self.field_mutated(attr):
             result = Kind.TENSOR
         else:
             result = _join(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
@@ -643,51 +667,35 @@ class Analyzer:
             self._field_stores = stores
         return self._field_stores
 
-    def container_mutated(self, name: cst.Name, exclude: Optional[Set[int]] = None) -> bool:
-        """Whether the object bound to ``name`` may be changed somewhere in the module
-        (``name.append``, ``name[k] = v``, ``name += ...`` on a container, passed to a local
-        function that mutates its arguments...): its kind then depends on what was added."""
-        if self._mutated_names is None:
-            self._mutated_names = {}
-            self._index_mutations()
-        uses = self._mutated_names.get(name.value)
-        if not uses:
-            return False
-        found = self.facts.assignments(name)
-        targets = {id(a) for a in found}
-        for use in uses:
-            if exclude is not None and id(use) in exclude:
-                continue
-            scope = self.facts.scope(use)
-            if scope is None:
-                return True
-            if {id(a) for a in scope[name.value]} & targets:
-                return True
-        return False
+    def container_mutated(self, name: cst.Name, exclude: Optional[Set[int]] = None) -> Optional[cst.CSTNode]:
+        """Whether the object bound to ``name`` -- a container or an instance, not a tensor or a
+        variable -- may be changed somewhere in the module outside ``exclude`` (``name.append``,
+        ``name[k] = v``, ``name += ...``, passed to a function, through an alias ``a = name``):
+        what it holds then depends on code the slice does not see."""
+        index = self._mutation_index()
+        aliases = self.aliases(name.value)
+        for alias in aliases:
+            for use in index.names.get(alias, ()):
+                if exclude is not None and id(use) in exclude:
+                    continue
+                return use
+        return None
 
-    def _index_mutations(self) -> None:
-        index = self._mutated_names
-        assert index is not None
+    def aliases(self, name: str) -> Set[str]:
+        """Names that may refer to the same object as ``name`` (module-wide, by spelling: an
+        over-approximation, which only makes more statements join a slice)."""
+        index = self._mutation_index()
+        root = index.find(name)
+        return {n for n in index.parent if index.find(n) == root} | {name}
 
-        class Collect(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
-                        func.attr.value in MUTATING_METHODS:
-                    index.setdefault(func.value.value, []).append(func.value)
+    def field_mutated(self, attr: str) -> bool:
+        return attr in self._mutation_index().fields
 
-            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                for sub in _subtargets(node.target):
-                    if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name):
-                        index.setdefault(sub.value.value, []).append(sub.value)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if isinstance(node.target, cst.Name):
-                    index.setdefault(node.target.value, []).append(node.target)
-                elif isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name):
-                    index.setdefault(node.target.value.value, []).append(node.target.value)
-
-        self.facts.module.visit(Collect())
+    def _mutation_index(self) -> "_MutationIndex":
+        if self._mutations is None:
+            self._mutations = _MutationIndex(self)
+            self.facts.module.visit(self._mutations)
+        return self._mutations
 
     # -- summaries of local functions and classes ------------------------------------------
     def summary(self, node: cst.CSTNode) -> Optional[Summary]:
@@ -1246,6 +1254,77 @@ class _StatementWalker:
                 self._node(element.slice)
         elif isinstance(target, cst.Name):
             self._Name(target)
+
+
+class _MutationIndex(cst.CSTVisitor):
+    """Module-wide: which names and fields may be changed in place, and which names alias."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.a = analyzer
+        self.names: Dict[str, List[cst.CSTNode]] = {}
+        self.fields: Set[str] = set()
+        self.parent: Dict[str, str] = {}
+
+    def find(self, name: str) -> str:
+        self.parent.setdefault(name, name)
+        while self.parent[name] != name:
+            self.parent[name] = self.parent[self.parent[name]]
+            name = self.parent[name]
+        return name
+
+    def _union(self, a: str, b: str) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+    def _mutated(self, expr: cst.BaseExpression, use: cst.CSTNode) -> None:
+        """``expr`` is changed in place: its root name, and the field it names."""
+        if isinstance(expr, cst.Attribute):
+            self.fields.add(expr.attr.value)
+        root = _root_name(expr)
+        if root is not None:
+            self.names.setdefault(root, []).append(use)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        what = self.a.callee(func)
+        if isinstance(func, cst.Attribute) and what[0] == "method" and func.attr.value not in PURE_METHODS:
+            self._mutated(func.value, node)
+        if what[0] == "tf" or (what[0] == "builtin" and what[1] in PURE_BUILTINS):
+            return
+        for arg in node.args:  # a function may change what it is given
+            if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+                self._mutated(arg.value, node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for sub in _subtargets(node.target):
+            if isinstance(sub, (cst.Subscript, cst.Attribute)):
+                self._mutated(sub.value, node)  # `d[k] = v` changes d; `o.a.b = v` changes o.a
+            if isinstance(sub, cst.Name):
+                self._alias_from(sub.value, self.a.facts.parent(node))
+
+    def _alias_from(self, target: str, assign) -> None:
+        value = getattr(assign, "value", None)
+        if value is None:
+            return
+        if isinstance(value, cst.Call) and self.a.callee(value.func)[0] == "tf":
+            return  # a TF op returns a new tensor, never one of its arguments' containers
+        for sub in _walk_nodes(value):
+            if isinstance(sub, cst.Name):
+                self._union(target, sub.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        for sub in _subtargets(node.target):
+            if isinstance(sub, cst.Name):
+                for name in _walk_nodes(node.iter):
+                    if isinstance(name, cst.Name):
+                        self._union(sub.value, name.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._mutated(node.target, node)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        for sub in _subtargets(node.target):
+            if isinstance(sub, (cst.Subscript, cst.Attribute)):
+                self._mutated(sub.value, node)
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -238,8 +238,10 @@ class Planner:
         function = self.facts.function_of(site.block) if not isinstance(site.block, cst.Module) else None
         region = tape_region(
             self.analyzer, site.body, site.index, loss, loss_is_name=isinstance(loss, cst.Name),
-            in_loop=self._in_loop(site.block), at_module_level=isinstance(site.block, cst.Module) or (
-                function is None and self._module_level_block(site.block)),
+            in_loop=self._in_loop(site.block),
+            # Collections filled before the block runs are visible only when the block is the module
+            # itself: every earlier statement is then in the slice's reach.
+            at_module_level=isinstance(site.block, cst.Module),
             function_name=function.name.value if function is not None else None)
         if region.unsafe:
             return LossRegion(region.start, region.end, FixSafety.UNSAFE, "; ".join(region.unsafe))

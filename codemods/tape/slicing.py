@@ -55,11 +55,14 @@ def tape_region(analyzer: Analyzer, block_body: Sequence[cst.BaseStatement], ind
     for j in range(index - 1, -1, -1):
         stmt = block_body[j]
         effects = analyzer.statement_effects(stmt)
-        touches = bool(effects.binds & needed) or bool(effects.mutates & needed) or (
+        mutated = set()
+        for name in effects.mutates:
+            mutated |= analyzer.aliases(name)
+        touches = bool(effects.binds & needed) or bool(mutated & needed) or (
             needs_collections and effects.collection_write is not None)
         if not touches:
             continue
-        if _neutral(analyzer, stmt, effects) and not (effects.mutates & needed):
+        if _neutral(analyzer, stmt, effects) and not (mutated & needed):
             continue
         members.append(j)
         needed |= effects.reads
@@ -259,12 +262,16 @@ class _Boundary:
             self._unsafe(f"the loss reads the parameter `{name}`: if the caller computed it from trainable "
                          "variables, those paths are outside the tape")
             return
+        changed = self._mutated_outside(name, node)
+        if changed is not None:
+            raise Reject(f"the loss reads `{name}`, which {self.facts.where(self._statement_of(changed) or changed)} "
+                         f"changes outside the statements the tape can wrap {MANUAL}", changed)
         kind = self.a.assignment_kind(assignment)
-        if kind is Kind.PARAM and not self._mutated_outside(name, node):
+        if kind is Kind.PARAM:
             self._unsafe(f"the loss depends on `{name}`, computed from a parameter whose callers are not in this "
                          "file")
             return
-        if kind is Kind.TENSOR or self._mutated_outside(name, node):
+        if kind is Kind.TENSOR:
             stmt = self._statement_of(node)
             raise Reject(f"the loss depends on `{name}`, computed by {self.facts.where(stmt or node)} outside the "
                          f"statements the tape can wrap (it may depend on trainable variables) {MANUAL}",
@@ -274,16 +281,22 @@ class _Boundary:
         if note not in self.unsafe:
             self.unsafe.append(note)
 
-    def _mutated_outside(self, name: str, node: cst.CSTNode) -> bool:
+    def _mutated_outside(self, name: str, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """A container bound outside (``losses = []``) that code outside the region changes
         (another function appends to it, an enclosing block, a later loop iteration)."""
-        if not isinstance(node, cst.Name):
-            return False
+        if not isinstance(node, cst.Name) or not self.a.mutable_binding(self._assignment_of(node)):
+            return None
         exclude = set(self.region_ids)
         if not self.in_loop:
             for j in range(self.index, len(self.body)):
                 exclude |= {id(sub) for sub in _walk(self.body[j])}
         return self.a.container_mutated(node, exclude)
+
+    def _assignment_of(self, node: cst.Name):
+        for assignment in self.facts.assignments(node):
+            if getattr(assignment, "node", None) is node:
+                return assignment
+        return None
 
     def _statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         for anc in [node] + list(self.facts.ancestors(node)):

@@ -218,8 +218,8 @@ class ComputeApplyToTape(GradientSiteRule):
                 replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
             replacements[index] = carry_trivia(body[index], new)
         message = "`compute_gradients` -> `tf.GradientTape` + `tape.gradient`, clipping kept"
-        return Plan("compute_apply", compute, site.block, region.start, region.end, index, emit.tape_header(tape),
-                    extra, replacements, apply_index, safety, "; ".join(notes), renames, message)
+        return planner.make_plan("compute_apply", compute, site, region, tape, extra, replacements, apply_index,
+                                 safety, "; ".join(notes), renames, message)
 
 
 def _is_zip_star(value: cst.BaseExpression) -> bool:

@@ -118,6 +118,7 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
         safety = FixSafety.UNSAFE
         notes.append("a comment inside the rewritten statement is dropped")
     removed: List[cst.CSTNode] = []
+    group: Optional[cst.Name] = None
     clip_norm: Optional[str] = None
     renames: Dict[cst.CSTNode, str] = {}
     replacements: Dict[int, List[cst.BaseStatement]] = {}
@@ -139,9 +140,26 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
             # Drop `optimizer = clip_gradients_by_norm(...)` when the minimize is its only use.
             wrapper_index = next((j for j in range(index) if _assigns(body[j], wrapper_call)), None)
             if wrapper_index is None:
-                raise Reject("`clip_gradients_by_norm` is applied outside this block; "
-                             f"the compat form (TFC001) keeps it working {MANUAL}")
-            if not _accessed_outside(planner, wrapper_name, [call]):
+                # Bound elsewhere (module level, an outer function, before a loop): rebind the name
+                # to the inner optimizer -- only if every use of it is a site rewritten here, which
+                # the planner checks for the whole group.
+                if not (is_literal(norm) or _bound_to_literal(planner, norm)):
+                    raise Reject("`clip_gradients_by_norm` is applied outside this block with a `clip_norm` that is "
+                                 f"not a literal; the compat form (TFC001) keeps it working {MANUAL}")
+                inner_code = facts.code(inner)
+                if inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and \
+                        inner_info.ctor is not None and isinstance(inner, cst.Call):
+                    for old, new_name in planner.compat_rename(inner_info.ctor).items():
+                        inner_code = new_name + inner_code[len(facts.code(old)):]
+                renames[wrapper_call] = inner_code
+                opt_code = wrapper_name.value
+                group = wrapper_name
+                wrapper_removed = True
+                removed.append(wrapper_call)
+                if has_comment(wrapper_call):
+                    safety = FixSafety.UNSAFE
+                    notes.append("a comment inside the rebound `clip_gradients_by_norm(...)` is dropped")
+            elif not _accessed_outside(planner, wrapper_name, [call]):
                 replacements[wrapper_index] = []
                 wrapper_removed = True
                 removed.append(wrapper_call)
@@ -153,7 +171,8 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
         if isinstance(inner, cst.Call) and not wrapper_removed:
             # Re-spelling the constructor would make a second optimizer (its own slots).
             raise Reject(f"the wrapped optimizer is built inline and the wrapper is used elsewhere {MANUAL}")
-        if inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and inner_info.ctor is not None:
+        if group is None and inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and \
+                inner_info.ctor is not None:
             rename = planner.compat_rename(inner_info.ctor)
             if isinstance(inner, cst.Call):
                 for old, new_name in rename.items():
@@ -180,8 +199,19 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
     last = max([index] + list(replacements))
     message = ("`minimize` -> `tf.GradientTape` + `apply_gradients`"
                + (" with `tf.clip_by_global_norm`" if clip_norm is not None else ""))
-    return Plan("minimize", call, site.block, region.start, region.end, index, emit.tape_header(tape), extra,
-                replacements, last, safety, "; ".join(notes), renames, message, removed)
+    plan = planner.make_plan("minimize", call, site, region, tape, extra, replacements, last, safety,
+                             "; ".join(notes), renames, message, removed)
+    plan.group = group
+    return plan
+
+
+def _bound_to_literal(planner: Planner, node: cst.BaseExpression) -> bool:
+    """A name bound once, to a literal: the same value wherever it is read."""
+    if not isinstance(node, cst.Name):
+        return False
+    found = planner.facts.assignments(node)
+    value = planner.facts.assigned_value(found[0]) if len(found) == 1 else None
+    return value is not None and is_literal(value)
 
 
 def _assigns(stmt: cst.BaseStatement, value: cst.CSTNode) -> bool:

@@ -23,6 +23,7 @@ from codemods.tape.planner import method_call, single_small, statement_value
 from codemods.tape.sites import Reject
 
 PER_TENSOR_CLIPS = {"tf.clip_by_value", "tf.clip_by_norm", "tf.clip_by_average_norm"}
+CLIPS = PER_TENSOR_CLIPS | {"tf.clip_by_global_norm"}
 KNOWN = "`tf.clip_by_value`/`clip_by_norm`/`clip_by_average_norm`/`clip_by_global_norm`"
 
 

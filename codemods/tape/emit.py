@@ -115,11 +115,13 @@ def _unindented_blanks(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.visit(_BlankLines())  # type: ignore[return-value]
 
 
-def rebuild(body: List[cst.BaseStatement], plans: Sequence[Plan]) -> List[cst.BaseStatement]:
-    """``body`` with every plan applied (regions wrapped in tapes, replacements spliced)."""
+def rebuild(body: List[cst.BaseStatement], plans: Sequence[Plan],
+            site_plans: Sequence[Plan] = ()) -> List[cst.BaseStatement]:
+    """``body`` with every plan applied: the tape regions of ``plans`` wrapped, and the
+    replacements of ``site_plans`` (plans whose gradient statement is in this block) spliced."""
     starts = {plan.region_start: plan for plan in plans}
     replacements: Dict[int, List[cst.BaseStatement]] = {}
-    for plan in plans:
+    for plan in site_plans:
         replacements.update(plan.replacements)
     out: List[cst.BaseStatement] = []
     k = 0
@@ -134,7 +136,7 @@ def rebuild(body: List[cst.BaseStatement], plans: Sequence[Plan]) -> List[cst.Ba
             if plan.region_start < plan.region_end and inner:
                 leading = getattr(inner[0], "leading_lines", ())
                 inner[0] = inner[0].with_changes(leading_lines=())
-            elif replacements.get(plan.grad_index):
+            elif plan.site_block is None and replacements.get(plan.grad_index):
                 first = replacements[plan.grad_index][0]
                 leading = getattr(first, "leading_lines", ())
                 replacements[plan.grad_index][0] = first.with_changes(leading_lines=())

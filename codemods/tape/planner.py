@@ -67,6 +67,8 @@ class LossRegion:
     end: int
     safety: FixSafety
     note: str
+    block: Optional[Block] = None  # set when the region is in an enclosing block (see lift)
+    anchor: Optional[int] = None  # index in ``block`` of the statement containing the site
 
 
 class Planner:
@@ -95,7 +97,33 @@ class Planner:
             if id(call) not in self._handled:
                 self._stray_call(call, method)
         self._drop_overlaps()
+        self._check_groups()
         return self
+
+    def _check_groups(self) -> None:
+        """Gate: a name rebound by a group of plans (``optimizer = clip_gradients_by_norm(opt, c)``
+        -> ``optimizer = opt``) must be used only at those sites. Why: any other use would then see
+        the optimizer without its clipping."""
+        groups: Dict[int, List[Plan]] = {}
+        for plan in self.plans:
+            if plan.group is not None:
+                key = id(self.facts.scope(plan.group)), plan.group.value
+                groups.setdefault(hash(key), []).append(plan)
+        for plans in groups.values():
+            name = plans[0].group
+            assert name is not None
+            scope = self.facts.scope(name)
+            receivers = {id(plan.node.func.value) for plan in plans}  # type: ignore[attr-defined]
+            others = [a.node for a in (scope.accesses[name.value] if scope is not None else ())
+                      if id(a.node) not in receivers]
+            if not others:
+                continue
+            reason = (f"`{name.value}` (a `clip_gradients_by_norm` optimizer bound elsewhere) is also used at "
+                      f"{self.facts.where(others[0], 40)}, so it cannot be rebound to the inner optimizer; the "
+                      f"compat form (TFC001) keeps it working {MANUAL}")
+            for plan in plans:
+                self.plans.remove(plan)
+                self.declines.append(Decline(plan.kind, plan.node, reason))
 
     def _plan_block(self, block: Block) -> None:
         body = list(block.body)
@@ -146,23 +174,30 @@ class Planner:
         return None
 
     def _drop_overlaps(self) -> None:
-        """Gate: two plans in one block may not share statements. Why: one tape per loss cannot be
+        """Gate: two plans may not share statements of a block. Why: one tape per loss cannot be
         placed around shared statements without reordering code."""
-        by_block: Dict[int, List[Plan]] = {}
+        spans: Dict[int, List[Tuple[Plan, int, int]]] = {}
         for plan in self.plans:
-            by_block.setdefault(id(plan.block), []).append(plan)
+            if plan.site_block is None:
+                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.last_index))
+            else:
+                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.anchor or 0))
+                spans.setdefault(id(plan.site_block), []).append((plan, plan.grad_index, plan.last_index))
+        clashing: Set[int] = set()
+        for entries in spans.values():
+            for plan, start, last in entries:
+                if any(other is not plan and not (last < o_start or o_last < start)
+                       for other, o_start, o_last in entries):
+                    clashing.add(id(plan))
         keep: List[Plan] = []
-        for plans in by_block.values():
-            for plan in plans:
-                clash = [other for other in plans if other is not plan
-                         and not (plan.last_index < other.region_start or other.last_index < plan.region_start)]
-                if clash:
-                    self.declines.append(Decline(
-                        plan.kind, plan.node,
-                        "several gradient computations share the statements that compute their losses; "
-                        f"one tape per loss cannot be placed without reordering code {MANUAL}"))
-                else:
-                    keep.append(plan)
+        for plan in self.plans:
+            if id(plan) in clashing:
+                self.declines.append(Decline(
+                    plan.kind, plan.node,
+                    "several gradient computations share the statements that compute their losses; "
+                    f"one tape per loss cannot be placed without reordering code {MANUAL}"))
+            else:
+                keep.append(plan)
         self.plans = keep
 
     # -- gates and helpers the rules share ---------------------------------------------------
@@ -231,21 +266,77 @@ class Planner:
         if callable_loss:
             return LossRegion(site.index, site.index, FixSafety.SAFE, "")
         if isinstance(loss, cst.Name) or isinstance(loss, (cst.Call, cst.BinaryOperation, cst.Subscript,
-                                                            cst.Attribute, cst.UnaryOperation)):
+                                                            cst.Attribute, cst.UnaryOperation, cst.List,
+                                                            cst.Tuple)):
             pass
         else:
             raise Reject(f"unsupported loss expression `{self.facts.code(loss, 50)}` {MANUAL}")
-        function = self.facts.function_of(site.block) if not isinstance(site.block, cst.Module) else None
+        block, body, index = site.block, site.body, site.index
+        lifted = self._lift(site, loss)
+        if lifted is not None:
+            block, body, index = lifted
+        function = self.facts.function_of(block) if not isinstance(block, cst.Module) else None
         region = tape_region(
-            self.analyzer, site.body, site.index, loss, loss_is_name=isinstance(loss, cst.Name),
-            in_loop=self._in_loop(site.block),
+            self.analyzer, body, index, loss, loss_is_name=isinstance(loss, cst.Name),
+            in_loop=self._in_loop(block),
             # Collections filled before the block runs are visible only when the block is the module
             # itself: every earlier statement is then in the slice's reach.
-            at_module_level=isinstance(site.block, cst.Module),
-            function_name=function.name.value if function is not None else None)
-        if region.unsafe:
-            return LossRegion(region.start, region.end, FixSafety.UNSAFE, "; ".join(region.unsafe))
-        return LossRegion(region.start, region.end, FixSafety.SAFE, "")
+            at_module_level=isinstance(block, cst.Module),
+            function_name=function.name.value if function is not None else None,
+            site_node=site.body[site.index] if lifted is not None else None)
+        safety = FixSafety.UNSAFE if region.unsafe else FixSafety.SAFE
+        result = LossRegion(region.start, region.end, safety, "; ".join(region.unsafe))
+        if lifted is not None:
+            result.block, result.anchor = block, index
+        return result
+
+    def make_plan(self, kind: str, call: cst.Call, site: Statement, region: LossRegion, tape: str,
+                  extra: List[cst.BaseStatement], replacements: Dict[int, List[cst.BaseStatement]], last: int,
+                  safety: FixSafety, note: str, renames: Dict[cst.CSTNode, str], message: str,
+                  removed: Optional[List[cst.CSTNode]] = None) -> Plan:
+        """The :class:`Plan` of a site whose tape region ``region`` may lie in an enclosing block."""
+        lifted = region.block is not None
+        return Plan(kind, call, region.block if lifted else site.block, region.start, region.end, site.index,
+                    self.emit.tape_header(tape), extra, replacements, last, safety, note, renames, message,
+                    list(removed or []), site_block=site.block if lifted else None, anchor=region.anchor)
+
+    def _lift(self, site: Statement, loss: cst.BaseExpression):
+        """``(block, body, index)`` of the enclosing block when the site sits in the body of
+        ``with`` statements that only set TF contexts (``control_dependencies``, ``name_scope``,
+        ``variable_scope``, ``device``) and its loss (a name) is computed above them. Why exact:
+        the gradient and apply ops stay inside those contexts, as ``minimize`` created them."""
+        if not isinstance(loss, cst.Name):
+            return None
+        block: Block = site.block
+        index = site.index
+        lifted = None
+        while True:
+            body = list(block.body)
+            if any(loss.value in self.analyzer.statement_effects(body[j]).binds for j in range(index)):
+                return lifted
+            stmt = self.facts.parent(block)
+            if not (isinstance(stmt, cst.With) and self._context_only(stmt)):
+                return lifted
+            outer = self.facts.parent(stmt)
+            if not isinstance(outer, (cst.Module, cst.IndentedBlock)):
+                return lifted
+            for j in range(index):  # statements above the site inside the `with` must not touch the loss
+                effects = self.analyzer.statement_effects(body[j])
+                if effects.gradients or effects.mutates:
+                    return None
+            outer_body = list(outer.body)
+            index = next(k for k, s in enumerate(outer_body) if s is stmt)
+            block = outer
+            lifted = (block, outer_body, index)
+
+    def _context_only(self, stmt: cst.With) -> bool:
+        from codemods.tape.tfapi import CONTEXTS
+
+        for item in stmt.items:
+            call = item.item
+            if not (isinstance(call, cst.Call) and self.facts.tf_names(call.func) & CONTEXTS):
+                return False
+        return True
 
     def _in_loop(self, block: Block) -> bool:
         for anc in [block] + list(self.facts.ancestors(block)):

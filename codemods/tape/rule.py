@@ -69,22 +69,27 @@ class GradientSiteRule(TfcCodemod):
 
     def _plan(self, node: cst.Module) -> None:
         planner = shared_planner(self, node)
-        self._block_plans: Dict[int, List[Plan]] = {}
+        self._block_plans: Dict[int, List[Plan]] = {}  # by the block holding the tape region
+        self._site_plans: Dict[int, List[Plan]] = {}  # by the block holding the gradient statement
         self._renames: Dict[int, str] = {}
         if self.REPORT_DECLINES:
             for decline in planner.declines:
                 self.report(decline.node, decline.reason, fix=FixSafety.NONE)
             return
-        for plan in planner.plans:
-            if plan.kind != self.KIND:
-                continue
+        mine = [plan for plan in planner.plans if plan.kind == self.KIND]
+        applied_of = {id(plan): self.may_fix(plan.node, plan.safety) for plan in mine}
+        for plan in mine:  # a group is applied together or not at all
+            if plan.group is not None and not all(applied_of[id(p)] for p in mine if p.group is plan.group):
+                applied_of[id(plan)] = False
+        for plan in mine:
             message = plan.message + (f" (unsafe: {plan.note})" if plan.safety is FixSafety.UNSAFE else "")
-            applied = self.may_fix(plan.node, plan.safety)
+            applied = applied_of[id(plan)]
             self.report(plan.node, message, fix=plan.safety, applied=applied)
             if applied:
                 for removed in plan.removed:
                     RemoveImportsVisitor.remove_unused_import_by_node(self.context, removed)
                 self._block_plans.setdefault(id(plan.block), []).append(plan)
+                self._site_plans.setdefault(id(plan.site_block or plan.block), []).append(plan)
                 for node_, new in plan.renames.items():
                     self._renames[id(node_)] = new
         if self._block_plans and planner.facts.spelling.needs_import:
@@ -102,14 +107,18 @@ class GradientSiteRule(TfcCodemod):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._renamed(original_node, updated_node)
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
-        plans = self._block_plans.get(id(original_node))
-        if not plans:
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        return self._renamed(original_node, updated_node)
+
+    def _rebuilt(self, original_node, updated_node):
+        plans = self._block_plans.get(id(original_node), [])
+        site_plans = self._site_plans.get(id(original_node), [])
+        if not plans and not site_plans:
             return updated_node
-        return updated_node.with_changes(body=rebuild(list(updated_node.body), plans))
+        return updated_node.with_changes(body=rebuild(list(updated_node.body), plans, site_plans))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return self._rebuilt(original_node, updated_node)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        plans = self._block_plans.get(id(original_node))
-        if not plans:
-            return updated_node
-        return updated_node.with_changes(body=rebuild(list(updated_node.body), plans))
+        return self._rebuilt(original_node, updated_node)

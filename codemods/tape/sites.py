@@ -53,3 +53,12 @@ class Plan:
     renames: Dict[cst.CSTNode, str] = field(default_factory=dict)
     message: str = ""
     removed: List[cst.CSTNode] = field(default_factory=list)  # deleted calls (imports to drop)
+    # the block holding the gradient statement when it is not ``block`` (a site inside
+    # ``with tf.control_dependencies(...)`` whose loss is computed above it); ``replacements``
+    # and ``grad_index`` then refer to that block, and ``anchor`` is the index in ``block`` of the
+    # statement that contains it
+    site_block: Optional[Block] = None
+    anchor: Optional[int] = None
+    # plans that are applied together or not at all, and the name every use of which they must
+    # cover (a `clip_gradients_by_norm` optimizer bound elsewhere, rebound to the inner optimizer)
+    group: Optional[cst.Name] = None

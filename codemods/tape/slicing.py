@@ -44,10 +44,12 @@ class Region:
 
 def tape_region(analyzer: Analyzer, block_body: Sequence[cst.BaseStatement], index: int,
                 loss: cst.BaseExpression, *, loss_is_name: bool, in_loop: bool,
-                at_module_level: bool, function_name: Optional[str]) -> Region:
-    """The tape region for a site at ``block_body[index]`` whose loss is ``loss``."""
+                at_module_level: bool, function_name: Optional[str],
+                site_node: Optional[cst.CSTNode] = None) -> Region:
+    """The tape region for a site at ``block_body[index]`` whose loss is ``loss``
+    (``site_node``: the site's own statement when ``block_body[index]`` is a ``with`` around it)."""
     facts = analyzer.facts
-    site_stmt = block_body[index]
+    site_stmt = site_node if site_node is not None else block_body[index]
     loss_effects = analyzer.expression_effects(loss, site_stmt)
     needed: Set[str] = set(loss_effects.reads)
     needs_collections = loss_effects.collection_read is not None
@@ -146,7 +148,7 @@ class _Boundary:
             self._statement(stmt, effects, combined, fresh)
             combined.absorb(effects, sequential=True)
             fresh |= _fresh_bindings(self.a, stmt)
-        self._statement(self.body[self.index], self.loss_effects, combined, fresh, is_loss=True)
+        self._statement(self.loss, self.loss_effects, combined, fresh, is_loss=True)
         combined.absorb(self.loss_effects, sequential=True)
         if self.end < self.index:
             # statements left between the region and the site must not change what the loss reads

@@ -7,6 +7,7 @@ from typing import ClassVar, List, Optional, Set
 import libcst as cst
 
 from codemods.tape import clipping
+from codemods.tape.emit import carry_trivia
 from codemods.tape.facts import MANUAL
 from codemods.tape.planner import Planner, Statement, method_call
 from codemods.tape.rule import GradientSiteRule
@@ -110,7 +111,10 @@ class TfGradientsToTape(GradientSiteRule):
         target = small.targets[0].target
         if clip_norm is not None and small.value is call and isinstance(target, cst.Name) \
                 and not _clipped(planner, body, index, target.value, apply_index):
-            replacements[index] = [body[index], emit.clip_global_norm(target.value, clip_norm)]
+            renames = {}
+            replacements[index] = carry_trivia(body[index], [
+                emit.stmt(f"{target.value} = {tape}.gradient({loss_name}, {facts.code(xs)})"),
+                emit.clip_global_norm(target.value, clip_norm)])
         message = "`tf.gradients` -> `tf.GradientTape` + `tape.gradient`"
         return planner.make_plan("tf_gradients", call, site, region, tape, extra, replacements, apply_index,
                                  safety, note, renames, message)

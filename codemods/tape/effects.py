@@ -1303,13 +1303,40 @@ class _MutationIndex(cst.CSTVisitor):
 
     def _alias_from(self, target: str, assign) -> None:
         value = getattr(assign, "value", None)
-        if value is None:
-            return
-        if isinstance(value, cst.Call) and self.a.callee(value.func)[0] == "tf":
-            return  # a TF op returns a new tensor, never one of its arguments' containers
-        for sub in _walk_nodes(value):
-            if isinstance(sub, cst.Name):
-                self._union(target, sub.value)
+        if value is not None:
+            for root in self._returned_roots(value):
+                self._union(target, root)
+
+    def _returned_roots(self, value: cst.BaseExpression) -> List[str]:
+        """Names whose objects ``value`` may evaluate to (or contain): ``a``, ``a.b``, ``a[0]``,
+        ``[a, b]``, ``x if c else a``, ``f(a)`` for a function that may return its argument. A TF
+        op or a method call returns a new object (a tensor, an op); arithmetic a new value."""
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+            root = _root_name(value)
+            return [root] if root is not None else []
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            return [r for e in value.elements for r in self._returned_roots(e.value)]
+        if isinstance(value, cst.Dict):
+            return [r for e in value.elements for r in self._returned_roots(e.value)]
+        if isinstance(value, cst.StarredElement):
+            return self._returned_roots(value.value)
+        if isinstance(value, cst.IfExp):
+            return self._returned_roots(value.body) + self._returned_roots(value.orelse)
+        if isinstance(value, cst.BooleanOperation):
+            return self._returned_roots(value.left) + self._returned_roots(value.right)
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self._returned_roots(value.for_in.iter)
+        if isinstance(value, cst.Call):
+            what = self.a.callee(value.func)
+            if what[0] == "tf" or what[0] == "method" and what[2] not in ("pop", "get", "setdefault", "popitem"):
+                return [] if what[0] == "tf" else []
+            if what[0] == "method":
+                return self._returned_roots(what[1])
+            if what[0] == "builtin" and what[1] not in ("list", "tuple", "dict", "set", "sorted", "reversed", "zip",
+                                                          "enumerate", "iter", "next", "filter", "map", "min", "max"):
+                return []
+            return [r for a in value.args for r in self._returned_roots(a.value)]
+        return []
 
     def visit_For(self, node: cst.For) -> None:
         for sub in _subtargets(node.target):

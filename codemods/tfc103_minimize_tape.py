@@ -73,7 +73,7 @@ class MinimizeToTape(GradientSiteRule):
 
     @classmethod
     def match(cls, planner: Planner, site: Statement) -> Optional[cst.Call]:
-        call = method_call(site.value, "minimize")
+        call = method_call(site.value, "minimize") or _tuple_element_call(site.value)
         if call is None or not planner.facts.imports_tf:
             return None
         info = planner.optimizer(call.func.value)  # type: ignore[attr-defined]
@@ -194,7 +194,12 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
         apply_args.append(f"global_step={facts.code(global_step)}")
     if name is not None:
         apply_args.append(f"name={facts.code(name)}")
-    new.append(emit.replace_value(small, f"{opt_code}.apply_gradients({', '.join(apply_args)})"))
+    apply_code = f"{opt_code}.apply_gradients({', '.join(apply_args)})"
+    if site.value is call:
+        new.append(emit.replace_value(small, apply_code))
+    else:  # `return opt.minimize(loss), loss`: the call is replaced where it stands
+        new.append(cst.SimpleStatementLine(body=[small.with_deep_changes(call, **_as_fields(
+            cst.parse_expression(apply_code)))]))
     replacements[index] = carry_trivia(body[index], new)
     last = max([index] + list(replacements))
     message = ("`minimize` -> `tf.GradientTape` + `apply_gradients`"
@@ -203,6 +208,29 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
                              "; ".join(notes), renames, message, removed)
     plan.group = group
     return plan
+
+
+def _tuple_element_call(value: cst.BaseExpression) -> Optional[cst.Call]:
+    """``opt.minimize(loss), loss``: one ``minimize`` among plain reads (names, attributes,
+    literals), so running the gradient computation before the statement changes no order."""
+    if not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    calls = [e.value for e in value.elements if method_call(e.value, "minimize") is not None]
+    others = [e.value for e in value.elements if method_call(e.value, "minimize") is None]
+    if len(calls) != 1 or not all(_plain_read(o) for o in others):
+        return None
+    return calls[0]  # type: ignore[return-value]
+
+
+def _plain_read(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name) or is_literal(expr):
+        return True
+    return isinstance(expr, cst.Attribute) and _plain_read(expr.value)
+
+
+def _as_fields(call: cst.BaseExpression) -> dict:
+    assert isinstance(call, cst.Call)
+    return {"func": call.func, "args": call.args}
 
 
 def _bound_to_literal(planner: Planner, node: cst.BaseExpression) -> bool:

@@ -152,6 +152,7 @@ class Analyzer:
         self._field_kinds: Dict[str, Kind] = {}
         self._field_stores: Optional[Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]] = None
         self._mutations: Optional[_MutationIndex] = None
+        self._param_args: Dict[tuple, Optional[List[cst.BaseExpression]]] = {}
         self.scope_regularizers = "kw:regularizer" in facts.mentions and bool(
             facts.tf_used & {"tf.variable_scope", "tf.arg_scope", "tf.contrib.framework.arg_scope"})
 
@@ -320,7 +321,8 @@ class Analyzer:
         if not isinstance(assignment, Assignment) or isinstance(assignment.node, (cst.FunctionDef, cst.ClassDef)):
             return False
         if isinstance(assignment.node, cst.Param):
-            return True
+            args = self.param_args(assignment.node)
+            return args is None or any(self.mutable_expression(arg) for arg in args)
         value = self._binding_value(assignment.node)
         if value is None:
             return True
@@ -364,35 +366,51 @@ class Analyzer:
         return result
 
     def _param_kind(self, param: cst.Param) -> Kind:
+        args = self.param_args(param)
+        if args is None:
+            return Kind.PARAM
+        return _join(self.kind(arg) for arg in args)
+
+    def param_args(self, param: cst.Param) -> Optional[List[cst.BaseExpression]]:
+        """The argument every call of ``param``'s function in this module passes for it; None when
+        the function has no such call, is used other than by calling it, or a call cannot be
+        bound (then its callers are not all in this file)."""
+        key = ("args", id(param))
+        if key in self._param_args:
+            return self._param_args[key]
+        self._param_args[key] = None  # recursion guard
+        result = self._bind_param_args(param)
+        self._param_args[key] = result
+        return result
+
+    def _bind_param_args(self, param: cst.Param) -> Optional[List[cst.BaseExpression]]:
         params_node = self.facts.parent(param)
         func = self.facts.parent(params_node) if params_node is not None else None
         if not isinstance(func, cst.FunctionDef) or not isinstance(params_node, cst.Parameters):
-            return Kind.PARAM
+            return None
         if param not in params_node.params and param not in params_node.kwonly_params:
-            return Kind.PARAM  # *args / **kwargs
+            return None  # *args / **kwargs
         block = self.facts.parent(func)
         cls = self.facts.parent(block) if block is not None else None
         positional = list(params_node.params)
         if isinstance(cls, cst.ClassDef):
             if not positional or positional[0] is param or any(
                     d.decorator for d in func.decorators):  # staticmethod/property/...: callers unknown
-                return Kind.PARAM
+                return None
             positional = positional[1:]
             calls = self._constructor_calls(cls) if func.name.value == "__init__" else \
                 self._method_calls(cls, func.name.value)
         else:
             calls = self._function_calls(func)
-        if calls is None:
-            return Kind.PARAM
         if not calls:
-            return Kind.PARAM
+            return None
         index = positional.index(param) if param in positional else None
-        kinds: List[Kind] = []
+        args: List[cst.BaseExpression] = []
         for call in calls:
             arg: Optional[cst.BaseExpression] = None
             positional_args = [a for a in call.args if a.keyword is None and not a.star]
             if any(a.star for a in call.args):
-                return Kind.PARAM
+                return None
             for a in call.args:
                 if a.keyword is not None and a.keyword.value == param.name.value:
                     arg = a.value
@@ -401,9 +419,22 @@ class Analyzer:
             if arg is None:
                 arg = param.default
             if arg is None:
-                return Kind.PARAM
-            kinds.append(self.kind(arg))
-        return _join(kinds)
+                return None
+            args.append(arg)
+        return args
+
+    def mutable_expression(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` may evaluate to an object that can change in place."""
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return False
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return False
+            found = [a for a in self.facts.assignments(expr) if not isinstance(a, BuiltinAssignment)]
+            return not found or any(self.mutable_binding(a) for a in found)
+        if isinstance(expr, cst.Call) and self.callee(expr.func)[0] == "tf":
+            return False
+        return True
 
     def _function_calls(self, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
         """Every call of ``func`` in the module; None if it is used any other way."""
@@ -673,13 +704,22 @@ class Analyzer:
         ``name[k] = v``, ``name += ...``, passed to a function, through an alias ``a = name``):
         what it holds then depends on code the slice does not see."""
         index = self._mutation_index()
-        aliases = self.aliases(name.value)
-        for alias in aliases:
+        own = {id(a) for a in self.facts.assignments(name)}
+        for alias in self.aliases(name.value):
             for use in index.names.get(alias, ()):
                 if exclude is not None and id(use) in exclude:
                     continue
+                if alias == name.value and not self._same_binding(use, name.value, own):
+                    continue  # the same spelling in another scope: another object
                 return use
         return None
+
+    def _same_binding(self, use: cst.CSTNode, name: str, own: Set[int]) -> bool:
+        probe = next((n for n in _walk_nodes(use) if isinstance(n, cst.Name) and n.value == name), None)
+        scope = self.facts.scope(probe) if probe is not None else None
+        if scope is None:
+            return True
+        return bool({id(a) for a in scope[name]} & own)
 
     def aliases(self, name: str) -> Set[str]:
         """Names that may refer to the same object as ``name`` (module-wide, by spelling: an

@@ -118,6 +118,7 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
         safety = FixSafety.UNSAFE
         notes.append("a comment inside the rewritten statement is dropped")
     removed: List[cst.CSTNode] = []
+    deletions: List[cst.CSTNode] = []
     group: Optional[cst.Name] = None
     clip_norm: Optional[str] = None
     renames: Dict[cst.CSTNode, str] = {}
@@ -151,8 +152,13 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
                         inner_info.ctor is not None and isinstance(inner, cst.Call):
                     for old, new_name in planner.compat_rename(inner_info.ctor).items():
                         inner_code = new_name + inner_code[len(facts.code(old)):]
-                renames[wrapper_call] = inner_code
-                opt_code = wrapper_name.value
+                binding = _binding_statement(planner, wrapper_call)
+                if isinstance(inner, cst.Name) and binding is not None:
+                    deletions.append(binding)  # `optimizer = clip(base, c)` goes; the sites use `base`
+                    opt_code = inner.value
+                else:
+                    renames[wrapper_call] = inner_code  # `optimizer = clip(Adam(...), c)` -> `= Adam(...)`
+                    opt_code = wrapper_name.value
                 group = wrapper_name
                 wrapper_removed = True
                 removed.append(wrapper_call)
@@ -207,7 +213,19 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
     plan = planner.make_plan("minimize", call, site, region, tape, extra, replacements, last, safety,
                              "; ".join(notes), renames, message, removed)
     plan.group = group
+    plan.deletions = deletions
     return plan
+
+
+def _binding_statement(planner: Planner, wrapper_call: cst.Call) -> Optional[cst.SimpleStatementLine]:
+    """``name = clip_gradients_by_norm(...)`` as a statement that can be deleted (its block keeps
+    at least one other statement)."""
+    assign = planner.facts.parent(wrapper_call)
+    line = planner.facts.parent(assign) if isinstance(assign, cst.Assign) else None
+    block = planner.facts.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
+    if not isinstance(block, (cst.Module, cst.IndentedBlock)) or len(line.body) != 1 or len(block.body) < 2:
+        return None
+    return line
 
 
 def _tuple_element_call(value: cst.BaseExpression) -> Optional[cst.Call]:

@@ -63,7 +63,7 @@ class GradientSiteRule(TfcCodemod):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         # Plan first; traverse (and rebuild) the tree only when this rule rewrites something.
         self._plan(tree)
-        if not self._block_plans and not self._renames:
+        if not self._block_plans and not self._renames and not self._deletions:
             return tree
         return tree.visit(self)
 
@@ -72,6 +72,7 @@ class GradientSiteRule(TfcCodemod):
         self._block_plans: Dict[int, List[Plan]] = {}  # by the block holding the tape region
         self._site_plans: Dict[int, List[Plan]] = {}  # by the block holding the gradient statement
         self._renames: Dict[int, str] = {}
+        self._deletions: set = set()
         if self.REPORT_DECLINES:
             for decline in planner.declines:
                 self.report(decline.node, decline.reason, fix=FixSafety.NONE)
@@ -92,6 +93,7 @@ class GradientSiteRule(TfcCodemod):
                 self._site_plans.setdefault(id(plan.site_block or plan.block), []).append(plan)
                 for node_, new in plan.renames.items():
                     self._renames[id(node_)] = new
+                self._deletions |= {id(node_) for node_ in plan.deletions}
         if self._block_plans and planner.facts.spelling.needs_import:
             AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname="tf")
 
@@ -106,6 +108,12 @@ class GradientSiteRule(TfcCodemod):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._renamed(original_node, updated_node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):
+        if id(original_node) in self._deletions:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         return self._renamed(original_node, updated_node)

@@ -62,3 +62,4 @@ class Plan:
     # plans that are applied together or not at all, and the name every use of which they must
     # cover (a `clip_gradients_by_norm` optimizer bound elsewhere, rebound to the inner optimizer)
     group: Optional[cst.Name] = None
+    deletions: List[cst.CSTNode] = field(default_factory=list)  # statements removed (anywhere)

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, FrozenSet
+from typing import ClassVar, Dict, List, Optional, Set
 
-from codemods._gradsites import GradientSiteRule
+import libcst as cst
+
+from codemods._analysis import has_comment
+from codemods._core import FixSafety
+from codemods.tape import clipping, optimizers
+from codemods.tape.emit import carry_trivia
+from codemods.tape.facts import MANUAL
+from codemods.tape.planner import Planner, Statement, method_call, simple_reference, single_small, statement_value
+from codemods.tape.rule import GradientSiteRule
+from codemods.tape.sites import Plan, Reject
+
+COMPUTE_PARAMS = ("loss", "var_list", "gate_gradients", "aggregation_method", "colocate_gradients_with_ops",
+                  "grad_loss")
+UNCARRIED = ("gate_gradients", "aggregation_method", "colocate_gradients_with_ops", "grad_loss")
 
 
 class ComputeApplyToTape(GradientSiteRule):
@@ -68,4 +81,165 @@ class ComputeApplyToTape(GradientSiteRule):
     DESCRIPTION = SUMMARY
     TOKENS: ClassVar[tuple] = ("compute_gradients",)
     REQUIRES: ClassVar[tuple] = (("apply_gradients",),)
-    KINDS: ClassVar[FrozenSet[str]] = frozenset({"compute_apply"})
+    KIND: ClassVar[str] = "compute_apply"
+
+    @classmethod
+    def match(cls, planner: Planner, site: Statement) -> Optional[cst.Call]:
+        """``x = opt.compute_gradients(...)`` or ``g, v = zip(*opt.compute_gradients(...))``."""
+        value = site.value
+        compute = method_call(value, "compute_gradients")
+        if compute is None and _is_zip_star(value):
+            compute = method_call(value.args[0].value, "compute_gradients")  # type: ignore[attr-defined]
+        if compute is None or not planner.facts.imports_tf:
+            return None
+        if planner.optimizer(compute.func.value).kind in ("foreign", "shim"):  # type: ignore[attr-defined]
+            return None
+        return compute
+
+    @classmethod
+    def plan(cls, planner: Planner, site: Statement, compute: cst.Call) -> Optional[Plan]:
+        facts, emit = planner.facts, planner.emit
+        body, index, small = site.body, site.index, site.small
+        zipped = compute is not site.value
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            return None  # not bound to a name: nothing reaches apply_gradients through this statement
+        chain = clipping.chain_names(small.targets[0].target)
+        if chain is None:
+            return None
+        flow = clipping.follow(facts, body, index, chain)
+        if flow is None:
+            return None  # look-alike: the result never reaches apply_gradients here
+        apply_index, clip_indices, other_uses = flow
+        # The gradient transform first: the most useful reason for a custom capper.
+        for k in clip_indices:
+            if len(chain) == 2:
+                clipping.check_list_clip(facts, single_small(body[k]), chain[0])
+            elif k == clip_indices[0]:
+                clipping.pair_clip(facts, single_small(body[k]), chain[0], "gradients", "variables")
+        planner.module_gate()
+        info = planner.optimizer(compute.func.value)  # type: ignore[attr-defined]
+        optimizers.check(info, "compute_gradients", allow_wrapped=True)
+        if other_uses:
+            raise Reject(f"the gradients are also used by {facts.where(other_uses[0], 50)} before `apply_gradients`; "
+                         f"the rewrite would change what it sees {MANUAL}", compute)
+        args = planner.bind_args(compute, "compute_gradients", COMPUTE_PARAMS)
+        planner.check_uncarried(args, UNCARRIED, "compute_gradients")
+        loss = args.get("loss")
+        if loss is None:
+            raise Reject(f"`compute_gradients` without a loss {MANUAL}")
+        apply_small = single_small(body[apply_index])
+        apply_call = method_call(statement_value(apply_small), "apply_gradients")
+        assert apply_call is not None and apply_small is not None
+        receiver = compute.func.value  # type: ignore[attr-defined]
+        if facts.code(apply_call.func.value) != facts.code(receiver):  # type: ignore[attr-defined]
+            raise Reject(f"`compute_gradients` and `apply_gradients` are called on different objects {MANUAL}")
+        if info.kind == "wrapped":
+            raise Reject("`compute_gradients`/`apply_gradients` on a `clip_gradients_by_norm` optimizer: "
+                         f"the compat form (TFC001) keeps it working {MANUAL}")
+        callable_loss = planner.is_callable_loss(loss)
+        if not callable_loss and not facts.graph_mode:
+            raise Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
+        var_list = args.get("var_list")
+        if isinstance(var_list, cst.Name) and var_list.value == "None":
+            var_list = None  # `var_list=None` is the default
+        vars_expr: Optional[str] = None
+        if not (callable_loss and var_list is None):
+            vars_expr = planner.var_list(var_list, "`compute_gradients`")
+        region = planner.loss_region(site, loss, callable_loss)
+        safety, notes = region.safety, [region.note] if region.note else []
+        touched = [small] + [single_small(body[k]) for k in clip_indices] + [apply_small]
+        if any(has_comment(s) for s in touched if s is not None):
+            safety = FixSafety.UNSAFE
+            notes.append("a comment inside a rewritten statement is dropped")
+        rewritten = [body[index]] + [body[k] for k in clip_indices] + [body[apply_index]]
+        tape = emit.fresh("tape")
+        loss_name, extra = emit.loss_statements(loss, callable_loss)
+        renames: Dict[cst.CSTNode, str] = {}
+        if info.kind == "tf1" and facts.graph_mode and info.ctor is not None:
+            renames.update(planner.compat_rename(info.ctor))
+        replacements: Dict[int, List[cst.BaseStatement]] = {}
+        clip_norm = planner.clip_norm_option() if not clip_indices else None
+        graph_callable = callable_loss and facts.graph_mode
+        if zipped:
+            grads, variables = chain
+            new: List[cst.BaseStatement] = []
+            if vars_expr is None:
+                new.append(emit.stmt(f"{variables} = {tape}.watched_variables()"))
+            else:
+                new.append(emit.stmt(f"{variables} = {vars_expr}"))
+            gradient = f"{grads} = {tape}.gradient({loss_name}, {variables})"
+            if graph_callable:
+                new.append(emit.stmt(f"with {facts.spelling.v1_name('control_dependencies')}([{loss_name}]):\n"
+                                     f"    {gradient}"))
+            else:
+                new.append(emit.stmt(gradient))
+            if clip_norm is not None:
+                new.append(emit.clip_global_norm(grads, clip_norm))
+            clipping.check_apply_zip(facts, apply_call, grads, variables)
+            replacements[index] = carry_trivia(body[index], new)
+        else:
+            (pairs,) = chain
+            grads, variables, new = emit.tape_gradient(tape, loss_name, vars_expr, simple_reference(var_list),
+                                                       graph_callable=graph_callable)
+            if len(clip_indices) > 1:
+                raise Reject(f"more than one statement transforms the gradients {MANUAL}")
+            apply_args = list(apply_call.args)
+            if not apply_args or (apply_args[0].keyword is not None
+                                  and apply_args[0].keyword.value != "grads_and_vars"):
+                raise Reject(f"`apply_gradients` without gradients {MANUAL}")
+            rest_code = "".join(", " + facts.code(a).rstrip(",") for a in apply_args[1:])
+            if _read_elsewhere(planner, small.targets[0].target, rewritten):
+                # TF1 returned exactly `list(zip(grads, var_list))`: keep the name for its other readers.
+                new.append(emit.stmt(f"{pairs} = list(zip({grads}, {variables}))"))
+            fed = apply_args[0].value
+            if clip_indices:
+                k = clip_indices[0]
+                clip_small = single_small(body[k])
+                clipped_target = clip_small.targets[0].target  # type: ignore[union-attr]
+                if not (isinstance(fed, cst.Name) and isinstance(clipped_target, cst.Name)
+                        and fed.value == clipped_target.value):
+                    raise Reject(f"the clipped gradients do not feed `apply_gradients` directly {MANUAL}")
+                form, comp_code = clipping.pair_clip(facts, clip_small, pairs, grads, variables)
+                if form == "list":
+                    clipped = [emit.stmt(f"{grads} = {comp_code}")]
+                    if _read_elsewhere(planner, clipped_target, rewritten):
+                        clipped.append(emit.stmt(f"{clipped_target.value} = list(zip({grads}, {variables}))"))
+                    replacements[k] = carry_trivia(body[k], clipped)
+                    apply = f"{facts.code(receiver)}.apply_gradients(zip({grads}, {variables}){rest_code})"
+                    replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
+                else:
+                    replacements[k] = carry_trivia(body[k], [emit.stmt(f"{clipped_target.value} = {comp_code}")])
+            else:
+                if not (isinstance(fed, cst.Name) and fed.value == pairs):
+                    raise Reject(f"the gradients do not feed `apply_gradients` directly {MANUAL}")
+                if clip_norm is not None:
+                    new.append(emit.clip_global_norm(grads, clip_norm))
+                apply = f"{facts.code(receiver)}.apply_gradients(zip({grads}, {variables}){rest_code})"
+                replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
+            replacements[index] = carry_trivia(body[index], new)
+        message = "`compute_gradients` -> `tf.GradientTape` + `tape.gradient`, clipping kept"
+        return planner.make_plan("compute_apply", compute, site, region, tape, extra, replacements, apply_index,
+                                 safety, "; ".join(notes), renames, message)
+
+
+def _is_zip_star(value: cst.BaseExpression) -> bool:
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "zip"
+            and len(value.args) == 1 and value.args[0].star == "*")
+
+
+def _read_elsewhere(planner: Planner, target: cst.BaseExpression, rewritten: List[cst.CSTNode]) -> bool:
+    """Whether the name bound by ``target`` is read outside the statements the rewrite replaces
+    (a summary of ``grads_and_vars`` after ``apply_gradients``, say)."""
+    if not isinstance(target, cst.Name):
+        return False
+    scope = planner.facts.scope(target)
+    if scope is None:
+        return True
+    inside: Set[int] = set()
+    for stmt in rewritten:
+        stack = [stmt]
+        while stack:
+            current = stack.pop()
+            inside.add(id(current))
+            stack.extend(current.children)
+    return any(id(access.node) not in inside for access in scope.accesses[target.value])

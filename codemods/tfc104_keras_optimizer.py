@@ -6,6 +6,7 @@ from typing import ClassVar, Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import (
+    GlobalScope,
     ParentNodeProvider,
     QualifiedNameProvider,
     ScopeProvider,
@@ -13,7 +14,8 @@ from libcst.metadata import (
 
 from codemods._analysis import call_args, is_literal
 from codemods._base import FixSafety, TfcCodemod
-from codemods._gradsites import EAGER_SWITCHES, REF_VARIABLE_SWITCHES, shared_planner
+from codemods.tape.facts import EAGER_SWITCHES, MANUAL, REF_VARIABLE_SWITCHES
+from codemods.tape.rule import shared_planner
 from codemods._names import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS
 
 # TF1 signature (positional order) and defaults, from tensorflow/python/training/*.py (TF 1.15).
@@ -57,6 +59,12 @@ KERAS_EQUIVALENTS: Dict[str, Tuple[str, List[Tuple[str, str]], FixSafety, str]] 
                           "update for a constant learning rate, rounded differently (measured up to 7e-5 "
                           "relative after 20 steps)"),
 }
+# Where an optimizer's state is saved (the gate names the first one it finds).
+CHECKPOINTS = {"tf.train.Checkpoint", "tf.train.CheckpointManager", "tf.train.Saver", "tf.contrib.eager.Saver",
+               "tf.contrib.eager.Checkpoint", "tf.train.MonitoredTrainingSession", "tf.estimator.Estimator"}
+# The shim function that carries a TF1 optimizer's checkpointed state into its Keras equivalent.
+RESTORE_FUNCTION = "tfclip_compat.restore_v1_optimizer_state"
+
 KEEP_REASONS = {
     "RMSPropOptimizer": "TF1 RMSProp starts its mean-square accumulator at 1.0 and Keras `RMSprop` at 0.0, so "
                         "the first steps differ; the optimizer stays `tf.compat.v1.train.RMSPropOptimizer`",
@@ -120,7 +128,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
         self._ctor_new: Dict[int, str] = {}
         self._apply_new: Dict[int, List[str]] = {}
         planner = shared_planner(self, node, run=False)
-        used = planner.tf_used
+        used = planner.facts.tf_used
         if not (used & EAGER_SWITCHES) or used & GRAPH_MODE_MARKERS or used & REF_VARIABLE_SWITCHES:
             return
         self._planner = planner
@@ -148,6 +156,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
         scope = self.get_metadata(ScopeProvider, target, None)
         if scope is None:
             return
+        other_uses: List[cst.CSTNode] = []
         for use in self._uses_of(target):
             attr = self.get_metadata(ParentNodeProvider, use, None)
             apply = self.get_metadata(ParentNodeProvider, attr, None) if attr is not None else None
@@ -156,9 +165,30 @@ class KerasOptimizerInEagerCode(TfcCodemod):
             if not (isinstance(attr, cst.Attribute) and attr.attr.value == "apply_gradients"
                     and isinstance(apply, cst.Call) and isinstance(expr, cst.Expr)
                     and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
-                return  # used some other way (minimize, slots, an assigned op): not ours to convert
+                other_uses.append(use)
+                continue
             statements.append((line, apply))
-        if not statements:
+        checkpoint = self._checkpoint_reference(target, other_uses)
+        if checkpoint is not None:
+            # Gate: the optimizer's state may live in a checkpoint. Keras names its slots and step
+            # counter differently, so restoring an old checkpoint silently starts them at zero
+            # (measured: Adam 166%, Momentum 190x off five steps after a restore).
+            self.report(call, f"the optimizer `{target.value}` may be saved in checkpoints ({checkpoint}): a Keras "
+                              "optimizer would not restore its TF1 slots and step counter from them (they come back "
+                              f"as zeros); keep the `tf.compat.v1.train` optimizer, or move its state with "
+                              f"`{RESTORE_FUNCTION}` before switching {MANUAL}", fix=FixSafety.NONE)
+            return
+        escape = self._escape(other_uses)
+        if escape is not None:
+            self.report(call, f"the optimizer `{target.value}` leaves this code ({escape}): whoever receives it may "
+                              f"checkpoint it or use TF1-only methods, which a Keras optimizer does not keep {MANUAL}",
+                        fix=FixSafety.NONE)
+            return
+        if other_uses or not statements:
+            return  # used some other way (minimize, slots, an assigned op): not ours to convert
+        why = self._variable_set_reason(statements)
+        if why:
+            self.report(call, why, fix=FixSafety.NONE)
             return
         positional, keywords = call_args(call)
         if positional is None:
@@ -181,6 +211,10 @@ class KerasOptimizerInEagerCode(TfcCodemod):
             self.report(call, "`use_locking=` has no Keras equivalent; the optimizer stays `tf.compat.v1.train` "
                               "(manual edit required)")
             return
+        lr_why = self._learning_rate_reason(args.get("learning_rate"))
+        if lr_why:
+            self.report(call, lr_why, fix=FixSafety.NONE)
+            return
         keras_cls, mapping, safety, why = KERAS_EQUIVALENTS[short]
         if short == "MomentumOptimizer":
             lr = args.get("learning_rate")
@@ -196,7 +230,9 @@ class KerasOptimizerInEagerCode(TfcCodemod):
                 kwargs.append(f"{keras_name}={source[1:]}")
                 continue
             value = args.get(source)
-            if value is not None:
+            if value is not None and keras_name == "learning_rate" and isinstance(value, cst.Integer):
+                kwargs.append(f"{keras_name}={float(value.evaluated_value)!r}")  # Keras 3 refuses an int
+            elif value is not None:
                 kwargs.append(f"{keras_name}={self._code(value)}")
             elif keras_name == "beta":
                 kwargs.append("beta=0.0")
@@ -206,7 +242,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
                 return  # a required TF1 argument is missing: the TF1 call itself was invalid
         if "name" in args:
             kwargs.append(f"name={self._code(args['name'])}")
-        spelling = self._planner.spelling
+        spelling = self._planner.facts.spelling
         new_ctor = f"{spelling.v2_name('keras.optimizers.' + keras_cls)}({', '.join(kwargs)})"
         message = f"`{short}` in eager code -> `{spelling.v2_name('keras.optimizers.' + keras_cls)}` with the TF1 defaults"
         if safety is FixSafety.UNSAFE:
@@ -223,9 +259,115 @@ class KerasOptimizerInEagerCode(TfcCodemod):
             extra: List[str] = []
             step = keywords_a.get("global_step") or (positional_a[1] if len(positional_a) > 1 else None)
             new_apply = f"{self._code(apply.func)}({self._code(positional_a[0])})"
-            if step is not None:
+            if step is not None and not (isinstance(step, cst.Name) and step.value == "None"):
                 extra.append(f"{self._code(step)}.assign_add(1)")
             self._apply_new[id(line)] = [new_apply] + extra
+
+    def _checkpoint_reference(self, target: cst.Name, other_uses: List[cst.CSTNode]) -> Optional[str]:
+        """Where the optimizer's state may be checkpointed: a Checkpoint/Saver in this file that
+        names it or saves every variable, or -- since other modules cannot be seen -- a
+        module-level name another module can import."""
+        facts = self._planner.facts
+        for use in other_uses:
+            for anc in facts.ancestors(use):
+                if isinstance(anc, cst.Call) and facts.tf_names(anc.func) & CHECKPOINTS:
+                    return f"{facts.where(anc)}"
+        for node, name in self._checkpoint_calls():
+            if name.endswith("Saver") and not node.args:
+                return f"{facts.where(node)} saves every variable"
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if isinstance(scope, GlobalScope):
+            return "it is a module-level name, which another module can import and checkpoint"
+        return None
+
+    def _escape(self, uses: List[cst.CSTNode]) -> Optional[str]:
+        """The first use that hands the optimizer object on (returned, passed, stored)."""
+        facts = self._planner.facts
+        for use in uses:
+            parent = facts.parent(use)
+            if isinstance(parent, cst.Attribute) and parent.value is use:
+                continue  # a method call or attribute read on it: not handing it on
+            for anc in [parent] + list(facts.ancestors(use)):
+                if isinstance(anc, (cst.Return, cst.Assign, cst.Arg, cst.Element, cst.DictElement, cst.Yield)):
+                    return facts.where(facts.parent(anc) if isinstance(anc, (cst.Arg, cst.Element)) else anc, 50)
+                if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    break
+        return None
+
+    def _checkpoint_calls(self) -> List[Tuple[cst.Call, str]]:
+        facts = self._planner.facts
+        found: List[Tuple[cst.Call, str]] = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                names = facts.tf_names(node.func) & CHECKPOINTS
+                if names:
+                    found.append((node, sorted(names)[0]))
+
+        self._module.visit(Finder())
+        return found
+
+    def _variable_set_reason(self, statements: List[Tuple[cst.SimpleStatementLine, cst.Call]]) -> Optional[str]:
+        """Gate: a Keras optimizer only accepts the variables it was first applied to ("can only be
+        called for the variables it was originally built with"), where a TF1 optimizer takes any."""
+        facts = self._planner.facts
+        if len(statements) > 1:
+            lines = ", ".join(str(facts.line(line)) for line, _ in statements)
+            return (f"the optimizer is applied at several places (lines {lines}); a Keras optimizer only accepts the "
+                    f"variables it was first applied to, a TF1 optimizer any {MANUAL}")
+        _, apply = statements[0]
+        positional, _ = call_args(apply)
+        pairs = positional[0] if positional else None
+        variables = pairs.args[1].value if (isinstance(pairs, cst.Call) and isinstance(pairs.func, cst.Name)
+                                            and pairs.func.value == "zip" and len(pairs.args) == 2) else None
+        if isinstance(variables, (cst.List, cst.Tuple)):
+            return self._fixed_variables(variables)
+        if not isinstance(variables, cst.Name):
+            return (f"cannot show which variables reach `apply_gradients`; a Keras optimizer only accepts the "
+                    f"variables it was first applied to {MANUAL}")
+        found = facts.assignments(variables)
+        values = [facts.assigned_value(a) for a in found]
+        if len(values) != 1 or values[0] is None:
+            return (f"`{variables.value}` is bound more than once; a Keras optimizer only accepts the variables it was "
+                    f"first applied to {MANUAL}")
+        value = values[0]
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value == "watched_variables":
+            return ("the variables are whatever the tape watched (`tape.watched_variables()`), which may grow between "
+                    "steps; a Keras optimizer only accepts the variables it was first applied to (pass `var_list=` "
+                    f"to `minimize`) {MANUAL}")
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return self._fixed_variables(value)
+        if isinstance(value, cst.Attribute) and value.attr.value in ("trainable_variables", "trainable_weights"):
+            return None
+        return (f"cannot show that `{facts.code(value, 40)}` is the same variables at every step; a Keras optimizer "
+                f"only accepts the variables it was first applied to {MANUAL}")
+
+    def _fixed_variables(self, display: Union[cst.List, cst.Tuple]) -> Optional[str]:
+        """``[w, b]``: the same variables at every step when each name is bound once, outside loops."""
+        facts = self._planner.facts
+        for element in display.elements:
+            name = element.value
+            found = facts.assignments(name) if isinstance(name, cst.Name) else []
+            if len(found) != 1 or any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(
+                    getattr(found[0], "node", name))):
+                return (f"cannot show that `{facts.code(display, 40)}` holds the same variables at every step; a Keras "
+                        f"optimizer only accepts the variables it was first applied to {MANUAL}")
+        return None
+
+    def _learning_rate_reason(self, lr: Optional[cst.BaseExpression]) -> Optional[str]:
+        """Gate: Keras 3 takes a Python float, a schedule or a callable as ``learning_rate``; a
+        ``tf.Variable`` (often assigned for manual decay), a tensor or a numpy scalar raise."""
+        if lr is None or isinstance(lr, (cst.Float, cst.Integer)) or (
+                isinstance(lr, cst.UnaryOperation) and isinstance(lr.expression, (cst.Float, cst.Integer))):
+            return None
+        if self._bound_to_literal(lr):
+            found = self._planner.facts.assignments(lr)  # type: ignore[arg-type]
+            value = self._planner.facts.assigned_value(found[0])
+            if isinstance(value, cst.Float):
+                return None
+        return (f"the learning rate `{self._code(lr)}` is not a float literal: Keras 3 optimizers accept only a Python "
+                f"float, a schedule or a callable (a `tf.Variable`, a tensor, an int or a numpy scalar raise) {MANUAL}")
 
     def _uses_of(self, target: cst.Name) -> List[cst.Name]:
         """Every Name in the module that resolves to the assignment ``target`` (nested scopes included)."""
@@ -244,7 +386,8 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     def _bound_to_literal(self, node: cst.BaseExpression) -> bool:
         if not isinstance(node, cst.Name):
             return False
-        value = self._planner.assigned_value(node)
+        found = self._planner.facts.assignments(node)
+        value = self._planner.facts.assigned_value(found[0]) if len(found) == 1 else None
         return value is not None and is_literal(value)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
@@ -273,7 +416,7 @@ class _OptimizerAssignments(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.value, cst.Call):
-            names = self.rule._planner.tf_names(node.value.func) & TF1_OPTIMIZERS
+            names = self.rule._planner.facts.tf_names(node.value.func) & TF1_OPTIMIZERS
             if names:
                 self.found.append((node, node.value, sorted(names)[0]))
 

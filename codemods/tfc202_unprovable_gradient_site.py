@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from codemods._gradsites import GradientSiteRule
+from codemods.tape.rule import GradientSiteRule
 
 
 class UnprovableGradientSite(GradientSiteRule):

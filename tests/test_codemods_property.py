@@ -101,6 +101,8 @@ def _block(depth: int):
 
     def nest(args):
         header, body = args
+        if all(ln.lstrip().startswith("#") for ln in body):
+            body = body + ["pass"]  # a block of comments alone is not a block
         lines = header.split("\n") + ["    " + ln for ln in body]
         if header == "try:":
             lines += ["except Exception:", "    raise"]

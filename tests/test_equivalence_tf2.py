@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from codemods.api import Options, migrate_source
 from _equivalence import assert_equivalent, migrate, run_eager, run_graph
 
 OPTIMIZERS = {
@@ -226,7 +227,6 @@ Y = (rng.randn(20, 8, 2) * 5.0).astype(np.float32)
 w = tf.Variable(np.linspace(-1.0, 1.0, 6).reshape(3, 2).astype(np.float32), name="w")
 b = tf.Variable(np.full(2, 0.1, np.float32), name="b")
 global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
-optimizer = {opt}
 state = {{"step": 0}}
 
 
@@ -236,12 +236,41 @@ def compute_loss():
     return tf.reduce_mean(tf.square(h * 3.0 - Y[i]))
 
 
+{trainer}
+'''
+
+# The optimizer at module level (TFC104 never converts it: another module may checkpoint it), so
+# its slots can be compared too.
+MODULE_TRAINER = '''optimizer = {opt}
+
+
 def train_step():
     value = compute_loss()
     optimizer.minimize(compute_loss, global_step=global_step, var_list=[w, b])
     state["step"] += 1
     return value
 '''
+
+# The optimizer local to a function: what TFC104 converts to a Keras class.
+LOCAL_TRAINER = '''def make_trainer():
+    optimizer = {opt}
+
+    def train_step():
+        value = compute_loss()
+        optimizer.minimize(compute_loss, global_step=global_step, var_list=[w, b])
+        state["step"] += 1
+        return value
+
+    return train_step
+
+
+train_step = make_trainer()
+'''
+
+
+def eager_program(optimizer: str, trainer: str) -> str:
+    opt = OPTIMIZERS[optimizer].format(lr=RATES.get(optimizer, "0.1"))
+    return EAGER.format(trainer=trainer.format(opt=opt))
 
 
 # TF1 classes TFC104 turns into Keras classes by default (safe), and those it keeps.
@@ -252,9 +281,9 @@ MODEL = ["w", "b", "global_step"]
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 def test_eager_callable_minimize_trains_identically(optimizer: str) -> None:
     """TF1-style eager ``minimize(callable, var_list=, global_step=)`` and its rewrite agree: the
-    tape (TFC103) plus, for the classes with an exact Keras twin, the Keras optimizer with the TF1
-    defaults written out and ``global_step.assign_add(1)`` (TFC104)."""
-    source = EAGER.format(opt=OPTIMIZERS[optimizer].format(lr=RATES.get(optimizer, "0.1")))
+    tape (TFC103) plus, for the classes with an exact Keras twin and a function-local optimizer,
+    the Keras optimizer with the TF1 defaults written out and ``global_step.assign_add(1)`` (TFC104)."""
+    source = eager_program(optimizer, LOCAL_TRAINER)
     after = migrate(source, expect="TFC103")
     assert "tape.gradient" in after
     keras = KERAS_SAFE.get(optimizer)
@@ -266,14 +295,29 @@ def test_eager_callable_minimize_trains_identically(optimizer: str) -> None:
     after_trace = run_eager(after, legacy=False)
     assert before_trace.global_step == 20
     # Keras optimizers own differently shaped state (iterations, ...): compare the model then.
-    assert_equivalent(before_trace, after_trace, variables=MODEL if keras else None)
+    assert_equivalent(before_trace, after_trace, variables=MODEL)
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_eager_module_level_optimizer_keeps_its_slots(optimizer: str) -> None:
+    """A module-level optimizer stays a ``tf.train`` optimizer (TFC104 reports why), and the tape
+    form trains every variable and slot exactly as TF1's eager ``minimize`` did."""
+    source = eager_program(optimizer, MODULE_TRAINER)
+    result = migrate_source(source, Options())
+    after = result.code
+    assert "tape.gradient" in after and "keras" not in after
+    if optimizer in KERAS_SAFE:
+        assert any(d.code == "TFC104" and "module-level name" in d.message for d in result.diagnostics)
+    before_trace = run_eager(source, legacy=True)
+    after_trace = run_eager(after, legacy=False)
+    assert_equivalent(before_trace, after_trace)
 
 
 @pytest.mark.parametrize("optimizer", ["Adam", "Momentum", "Nesterov"])
 def test_unsafe_keras_conversion_differs_only_by_rounding(optimizer: str) -> None:
     """With ``--unsafe-fixes`` Adam/Momentum become Keras classes; the result matches TF1 to
     float32 rounding amplified by training (rtol 1e-3), which is why the fix is unsafe."""
-    source = EAGER.format(opt=OPTIMIZERS[optimizer].format(lr=RATES.get(optimizer, "0.1")))
+    source = eager_program(optimizer, LOCAL_TRAINER)
     assert "keras" not in migrate(source, expect="TFC103")
     after = migrate(source, expect="TFC104", unsafe_fixes=True)
     before_trace = run_eager(source, legacy=True)

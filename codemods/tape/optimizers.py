@@ -1,0 +1,131 @@
+"""Which optimizer a ``minimize`` / ``compute_gradients`` call is made on.
+
+:func:`classify` follows the receiver through plain assignments to its constructor and returns an
+:class:`Optimizer`: a ``tf.train`` optimizer (``tf1``), one wrapped by
+``tf.contrib.estimator.clip_gradients_by_norm`` (``wrapped``), a wrapper whose ``minimize`` does
+more than the tape form (``wrapper``: CrossShard, SyncReplicas, Horovod...), a class defined in
+this module (``custom``), an object of another library (``foreign``: ``scipy.optimize.minimize``),
+or ``unknown`` with the reason. Only ``tf1`` and ``wrapped`` around ``tf1`` can be rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+from libcst.metadata import Assignment, ImportAssignment
+
+from codemods._analysis import call_args
+from codemods._names import OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
+from codemods.tape.facts import MANUAL, ModuleFacts
+from codemods.tape.sites import Reject
+
+CLIP_GRADIENTS_BY_NORM = "tf.contrib.estimator.clip_gradients_by_norm"
+SHIM_CLIP_GRADIENTS_BY_NORM = "tfclip_compat.clip_gradients_by_norm"
+FOREIGN_LIBRARIES = ("scipy", "numpy", "torch", "jax", "optax", "sklearn", "gym", "keras", "tensorflow_probability")
+
+
+@dataclass
+class Optimizer:
+    """An optimizer expression, classified (see the module docstring)."""
+
+    kind: str  # tf1 | wrapped | wrapper | custom | foreign | unknown
+    what: str = ""  # the class name, or the reason for unknown
+    ctor: Optional[cst.Call] = None  # the constructor (tf1) or the wrapper call (wrapped)
+    name: Optional[cst.Name] = None  # the name the receiver is bound to, if any
+    inner: Optional["Optimizer"] = None  # wrapped: the optimizer inside the wrapper
+
+    @property
+    def rewritable(self) -> bool:
+        return self.kind == "tf1" or (self.kind == "wrapped" and self.inner is not None and self.inner.kind == "tf1")
+
+
+def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0) -> Optimizer:
+    if depth > 5:
+        return Optimizer("unknown", "the optimizer is built through too many names")
+    if isinstance(receiver, cst.Call):
+        names = facts.tf_names(receiver.func)
+        tf1 = names & TF1_OPTIMIZERS
+        if tf1:
+            return Optimizer("tf1", sorted(tf1)[0], ctor=receiver)
+        qualified = facts.qualified(receiver.func)
+        if CLIP_GRADIENTS_BY_NORM in names:
+            positional, keywords = call_args(receiver)
+            if positional is None:
+                return Optimizer("unknown", "`clip_gradients_by_norm` is called with `*args`/`**kwargs`")
+            inner = positional[0] if positional else keywords.get("optimizer")
+            if inner is None:
+                return Optimizer("unknown", "`clip_gradients_by_norm` has no optimizer argument")
+            return Optimizer("wrapped", CLIP_GRADIENTS_BY_NORM, ctor=receiver,
+                             inner=classify(facts, inner, depth + 1))
+        if SHIM_CLIP_GRADIENTS_BY_NORM in qualified:
+            return Optimizer("shim", SHIM_CLIP_GRADIENTS_BY_NORM, ctor=receiver)
+        wrappers = names & OPTIMIZER_WRAPPERS
+        if wrappers:
+            return Optimizer("wrapper", sorted(wrappers)[0])
+        if any(q.endswith("DistributedOptimizer") for q in qualified):
+            return Optimizer("wrapper", sorted(qualified)[0])
+        if isinstance(receiver.func, cst.Name) and _is_local_class(facts, receiver.func):
+            return Optimizer("custom", receiver.func.value)
+        if qualified and not names and all(q.split(".")[0] in FOREIGN_LIBRARIES for q in qualified):
+            return Optimizer("foreign", sorted(qualified)[0])
+        if names:
+            return Optimizer("unknown", f"`{facts.code(receiver.func, 50)}` is not a `tf.train` optimizer class")
+        return Optimizer("unknown", f"`{facts.code(receiver.func, 50)}` is not a `tf.train` optimizer class")
+    if isinstance(receiver, cst.Name):
+        found = facts.assignments(receiver)
+        if not found:
+            return Optimizer("unknown", f"`{receiver.value}` is not defined in this file")
+        if any(isinstance(a, ImportAssignment) for a in found):
+            qualified = facts.qualified(receiver)
+            if qualified and all(q.split(".")[0] in FOREIGN_LIBRARIES for q in qualified):
+                return Optimizer("foreign", sorted(qualified)[0])
+            return Optimizer("unknown", f"`{receiver.value}` is imported; its optimizer class is unknown here")
+        if any(isinstance(a, Assignment) and isinstance(a.node, cst.Param) for a in found):
+            return Optimizer("unknown", f"the optimizer `{receiver.value}` is a parameter; its class is unknown here")
+        infos = []
+        for assignment in found:
+            value = facts.assigned_value(assignment)
+            if value is None:
+                return Optimizer("unknown", f"`{receiver.value}` is not bound by a plain assignment")
+            infos.append(classify(facts, value, depth + 1))
+        for info in infos:
+            if info.kind in ("wrapper", "custom", "foreign", "shim"):
+                return info
+        if len(infos) != 1:
+            return Optimizer("unknown", f"`{receiver.value}` is assigned more than once")
+        info = infos[0]
+        if info.kind in ("tf1", "wrapped"):
+            return Optimizer(info.kind, info.what, ctor=info.ctor, name=receiver, inner=info.inner)
+        return info
+    if isinstance(receiver, cst.Attribute):
+        return Optimizer("unknown", f"the optimizer `{facts.code(receiver, 50)}` is an attribute; its class is "
+                                    "unknown here")
+    return Optimizer("unknown", "the optimizer expression is not a name or a constructor call")
+
+
+def _is_local_class(facts: ModuleFacts, name: cst.Name) -> bool:
+    return any(isinstance(a, Assignment) and isinstance(a.node, cst.ClassDef) for a in facts.assignments(name))
+
+
+def check(info: Optimizer, method: str, *, allow_wrapped: bool) -> None:
+    """Gate: only ``tf.train`` optimizers (optionally inside ``clip_gradients_by_norm``) are rewritten.
+    Why: a wrapper or a subclass may override ``compute_gradients``/``minimize`` (cross-replica
+    aggregation, sync, custom updates), which a tape + ``apply_gradients`` would skip."""
+    if info.kind == "tf1":
+        return
+    if info.kind == "wrapped" and allow_wrapped:
+        assert info.inner is not None
+        if info.inner.kind != "tf1":
+            check(info.inner, method, allow_wrapped=False)
+        return
+    if info.kind == "wrapped":
+        raise Reject(f"`clip_gradients_by_norm` wraps another wrapper here {MANUAL}")
+    if info.kind == "wrapper":
+        raise Reject(f"`{method}` on `{info.what}`: the wrapper does more than the wrapped optimizer "
+                     f"(cross-replica aggregation/sync), which a tape + `apply_gradients` does not reproduce {MANUAL}")
+    if info.kind == "custom":
+        raise Reject(f"`{method}` on the custom optimizer class `{info.what}`: it may override "
+                     f"`compute_gradients`/`minimize`, so a tape is not provably the same {MANUAL}")
+    raise Reject(f"cannot prove this is a `tf.train` optimizer: {info.what} {MANUAL}")

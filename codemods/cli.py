@@ -16,353 +16,25 @@ internal error. Never imports TensorFlow; libcst is imported only once there is 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
-import re
 import sys
-import time
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
-from codemods import _files
-from codemods._files import Config, Target, UsageError
+from codemods import _config, _discovery, _report, _runner
+from codemods._config import Config, UsageError
+from codemods._discovery import Target
+from codemods._process import FileReport, Settings, process
+from codemods._report import PROG
+from codemods._report import write as _write
+from codemods._report import write_bytes as _write_bytes
+from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from codemods._base import Diagnostic
     from codemods.api import Options
 
-PROG = "tfclip-migrate"
-UNPARSABLE_CODE = "TFC900"
-UNPARSABLE_NAME = "unparsable-file"
-UNPARSABLE_SUMMARY = "A file or notebook cell could not be read, decoded or parsed; it was left untouched."
-UNPARSABLE_DOC = """\
-## What it does
-Reports a file (or a notebook code cell) that tfclip-migrate could not read, decode or
-parse: Python 2 syntax, binary content, an invalid encoding, invalid notebook JSON, a
-file the process may not read. The file is left byte-identical and the run goes on.
-
-## Why is this bad?
-Legacy clipping code in such a file can be neither checked nor migrated.
-
-## Example
-```python
-print "step", step   # Python 2
-optimizer = tf.contrib.estimator.clip_gradients_by_norm(opt, clip_norm=5.0)
-```
-
-## Use instead
-Port the file to Python 3 (e.g. with `pyupgrade`/`2to3`), then run tfclip-migrate again.
-Files without any candidate token (no name a rule looks for) are never parsed, so a
-syntax error there is never reported; binary and undecodable files always are. Silence
-with `--ignore TFC900` or `ignore = ["TFC900"]` in `[tool.tfclip-migrate]`.
-
-## Fix safety
-No fix: the file is never modified.
-"""
-
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-_POSITION = re.compile(r"\(line (\d+), column (\d+)\)")
-
-
-# --------------------------------------------------------------------------------------
-# per-file processing (runs in worker processes)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What a worker needs to process one file (picklable)."""
-
-    options: "Options"
-    write: bool  # write rewritten files in place
-    diff: bool  # compute a unified diff of the rewrite
-    keep_output: bool  # return the resulting bytes (stdin mode)
-    report_unparsable: bool  # TFC900 selected
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A diagnostic plus, for notebooks, the 1-based cell it is in."""
-
-    diagnostic: "Diagnostic"
-    cell: Optional[int] = None
-
-    @property
-    def code(self) -> str:
-        return self.diagnostic.code
-
-    def format(self) -> str:
-        """``path:line:col: CODE message`` (``path:cell N:line:col: ...`` in notebooks)."""
-        diag = self.diagnostic
-        if self.cell is not None:
-            diag = dataclasses.replace(diag, path=f"{diag.path}:cell {self.cell}")
-        return diag.format()
-
-    def to_json(self) -> Dict[str, Any]:
-        data = self.diagnostic.to_json()
-        data["cell"] = self.cell
-        return data
-
-
-@dataclass
-class FileReport:
-    """The outcome for one file."""
-
-    display: str
-    status: str = "unchanged"  # unchanged | changed | skipped | error
-    reason: str = ""
-    parsed: bool = False  # False: the text pre-filter ruled the file out
-    findings: List[Finding] = field(default_factory=list)
-    diff: Optional[str] = None
-    output: Optional[bytes] = None
-
-
-def _unparsable(settings: Settings, display: str, reason: str, cell: Optional[int] = None) -> Optional[Finding]:
-    if not settings.report_unparsable:
-        return None
-    from codemods._core import Diagnostic, FixSafety
-
-    line, col = 1, 1
-    match = _POSITION.search(reason)
-    if match:
-        line, col = int(match.group(1)), int(match.group(2)) + 1
-    where = "cell left untouched" if cell is not None else "file left untouched"
-    message = f"{reason} ({where})"
-    return Finding(Diagnostic(display, line, col, UNPARSABLE_CODE, message, FixSafety.NONE), cell)
-
-
-def _skip(settings: Settings, report: FileReport, reason: str) -> FileReport:
-    report.status = "skipped"
-    report.reason = reason
-    report.findings = []
-    finding = _unparsable(settings, report.display, reason)
-    if finding is not None:
-        report.findings.append(finding)
-    return report
-
-
-def _split_lines(text: str) -> List[str]:
-    # Only "\n" ends a line for patch(1); str.splitlines would also split on \x0c etc.
-    parts = re.split(r"(?<=\n)", text)
-    return parts[:-1] if parts and parts[-1] == "" else parts
-
-
-def unified_diff(old: str, new: str, path: str) -> str:
-    """A unified diff applicable with ``patch -p0`` (marks a missing final newline)."""
-    import difflib
-
-    out = []
-    for line in difflib.unified_diff(_split_lines(old), _split_lines(new), fromfile=path, tofile=path):
-        if not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        out.append(line)
-    return "".join(out)
-
-
-def _process_python(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
-    from codemods._core import SourceError, decode_source
-
-    if b"\x00" in data:  # before decoding: a clearer reason than a failed encoding guess
-        _skip(settings, report, "binary file (contains NUL bytes)")
-        return None
-    try:
-        text, _, _ = decode_source(data, path=display)
-    except SourceError as exc:
-        _skip(settings, report, exc.reason)
-        return None
-    if not _may_contain_targets(text, settings.options):
-        return None
-    from codemods.api import migrate_bytes
-
-    report.parsed = True
-    try:
-        new, result = migrate_bytes(data, settings.options, path=display)
-    except SourceError as exc:
-        _skip(settings, report, exc.reason)
-        return None
-    report.findings = [Finding(d) for d in result.diagnostics]
-    return new if result.changed else None
-
-
-def _process_notebook(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
-    from codemods._core import SourceError
-
-    try:
-        nb = _files.load_notebook(data)
-    except _files.NotebookError as exc:
-        _skip(settings, report, exc.reason)
-        return None
-    if _files.notebook_language(nb) != "python":
-        return None
-    options = settings.options
-    cells = [(n, src) for n, src in nb.code_cells() if _may_contain_targets(src, options)]
-    if not cells:
-        return None
-    report.parsed = True
-    if options.apply_fixes and nb.layout is None:
-        # We could not find json.dumps arguments reproducing the file: writing it would
-        # change more than the cells, so report only.
-        options = dataclasses.replace(options, apply_fixes=False)
-        note = _unparsable(settings, display, "cannot reproduce the notebook's JSON layout; fixes not applied")
-        if note is not None:
-            report.findings.append(note)
-    from codemods.api import migrate_source
-
-    check_only = dataclasses.replace(options, apply_fixes=False)
-    changed = False
-    for number, source in cells:
-        masked = _files.mask_ipython(source)
-        if masked is None:
-            continue  # a %%bash-style cell: not Python
-        try:
-            result = migrate_source(masked.source, options, path=display)
-        except SourceError as exc:
-            finding = _unparsable(settings, display, exc.reason, cell=number)
-            if finding is not None:
-                if masked.line_offset:
-                    diag = finding.diagnostic
-                    finding = Finding(dataclasses.replace(diag, line=diag.line + masked.line_offset), number)
-                report.findings.append(finding)
-            continue
-        diagnostics = result.diagnostics
-        if result.changed:
-            new_source = masked.unmask(result.code)
-            if new_source is None:
-                diagnostics = migrate_source(masked.source, check_only, path=display).diagnostics
-                finding = _unparsable(
-                    settings, display, "the rewrite would move IPython magic lines; fixes not applied", cell=number
-                )
-                if finding is not None:
-                    report.findings.append(finding)
-            else:
-                nb.set_source(number, new_source)
-                changed = True
-        if masked.line_offset:
-            diagnostics = [dataclasses.replace(d, line=d.line + masked.line_offset) for d in diagnostics]
-        report.findings.extend(Finding(d, number) for d in diagnostics)
-    return nb.dump() if changed else None
-
-
-def _decode_for_diff(data: bytes, notebook: bool) -> str:
-    if not notebook:
-        from codemods._core import SourceError, decode_source
-
-        try:
-            return decode_source(data)[0]
-        except SourceError:
-            pass
-    return data.decode("utf-8", errors="replace")
-
-
-def process(settings: Settings, target: Target, data: Optional[bytes] = None) -> FileReport:
-    """Read, migrate and (per ``settings``) write one file; never raises."""
-    report = FileReport(display=target.display)
-    try:
-        if data is None:
-            try:
-                data = _files.read_bytes(target.real)
-            except OSError as exc:
-                return _skip(settings, report, f"cannot read: {exc.strerror or exc}")
-        handler = _process_notebook if target.notebook else _process_python
-        new = handler(settings, target.display, data, report)
-        if new is not None and new != data:
-            report.status = "changed"
-            if settings.diff:
-                report.diff = unified_diff(
-                    _decode_for_diff(data, target.notebook), _decode_for_diff(new, target.notebook), target.display
-                )
-            elif settings.write:
-                try:
-                    _files.atomic_write(target.real, new)
-                except OSError as exc:
-                    report.status = "error"
-                    report.reason = f"cannot write (file left untouched): {exc.strerror or exc}"
-        if settings.keep_output:
-            report.output = new if new is not None else data
-    except Exception as exc:  # a rule crashed: report it, leave the file alone, go on
-        report.status = "error"
-        report.reason = f"internal error, file left untouched: {type(exc).__name__}: {exc}"
-        report.findings = []
-        report.diff = None
-        if settings.keep_output:
-            report.output = data
-    return report
-
-
-def _iter_reports(settings: Settings, targets: Sequence[Target], jobs: int) -> Iterator[FileReport]:
-    """Reports in the order of ``targets``, from ``jobs`` worker processes."""
-    if jobs <= 1 or len(targets) < 2:
-        for target in targets:
-            yield process(settings, target)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from functools import partial
-
-    # fork: workers inherit the loaded engine (and the rule registry) instead of
-    # re-importing it; elsewhere the platform default.
-    context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-    workers = min(jobs, len(targets))
-    chunksize = max(1, min(32, len(targets) // (workers * 4)))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        yield from pool.map(partial(process, settings), targets, chunksize=chunksize)
-
-
-# --------------------------------------------------------------------------------------
-# output helpers
-
-
-def _write(stream: IO[str], text: str) -> None:
-    try:
-        stream.write(text)
-    except UnicodeEncodeError:  # a path or message the terminal cannot show
-        encoding = getattr(stream, "encoding", None) or "utf-8"
-        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
-
-
-def _write_bytes(stream: IO[str], data: bytes) -> None:
-    buffer = getattr(stream, "buffer", None)
-    if buffer is None:
-        stream.write(data.decode("utf-8", errors="surrogateescape"))
-        return
-    stream.flush()
-    buffer.write(data)
-    buffer.flush()
-
-
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int, stream: IO[str], enabled: bool) -> None:
-        self.total = total
-        self.stream = stream
-        self.enabled = enabled and total > 1
-        self.done = 0
-        self._last = 0.0
-
-    def clear(self) -> None:
-        if self.enabled:
-            self.stream.write("\r\x1b[K")
-
-    def draw(self, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < 0.1 and self.done < self.total:
-            return
-        self._last = now
-        width = 30
-        filled = width * self.done // self.total
-        self.stream.write(f"\r{PROG} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
-        self.stream.flush()
-
-    def step(self) -> None:
-        self.done += 1
-        self.draw()
-
 
 # --------------------------------------------------------------------------------------
 # argument parsing
@@ -439,19 +111,6 @@ def _default_jobs() -> int:
 # commands
 
 
-def _may_contain_targets(text: str, options: "Options") -> bool:
-    """The text pre-filter. Until the rules are loaded (the first file that passes loads them)
-    it is read from the libcst-free table in ``codemods._core``, so a run over files without
-    any candidate token never imports libcst; tests/test_prefilter.py keeps the two equal."""
-    if "codemods._registry" not in sys.modules:
-        from codemods._core import may_contain_targets_static
-
-        return may_contain_targets_static(text, options)
-    from codemods.api import may_contain_targets
-
-    return may_contain_targets(text, options)
-
-
 def _rules():
     """The registered rules (read at call time, so tests can swap the registry)."""
     from codemods import api
@@ -460,7 +119,7 @@ def _rules():
 
 
 def _known_codes() -> List[str]:
-    return [rule.CODE for rule in _rules()] + [UNPARSABLE_CODE]
+    return [rule.CODE for rule in _rules()] + [UnparsableFile.CODE]
 
 
 def _check_codes(codes: Iterable[str], flag: str) -> None:
@@ -483,7 +142,8 @@ def _cmd_rules(args: argparse.Namespace, out: IO[str]) -> int:
     import inspect
 
     entries = [(r.CODE, r.NAME, _summary_of(r), inspect.cleandoc(r.__doc__ or "")) for r in _rules()]
-    entries.append((UNPARSABLE_CODE, UNPARSABLE_NAME, UNPARSABLE_SUMMARY, UNPARSABLE_DOC.rstrip()))
+    tfc900 = UnparsableFile
+    entries.append((tfc900.CODE, tfc900.NAME, tfc900.SUMMARY, inspect.cleandoc(tfc900.__doc__ or "")))
     if args.code is not None:
         wanted = args.code.strip().upper()
         for code, name, summary, doc in entries:
@@ -510,7 +170,7 @@ def _resolve_config(args: argparse.Namespace, paths: Sequence[str]) -> Config:
     if args.config is not None:
         if not os.path.isfile(args.config):
             raise UsageError(f"--config: {args.config}: no such file")
-        return _files.load_config(args.config)
+        return _config.load_config(args.config)
     starts: List[str] = []
     existing = [os.path.abspath(p) for p in paths if p != "-" and os.path.lexists(p)]
     if existing:
@@ -522,14 +182,14 @@ def _resolve_config(args: argparse.Namespace, paths: Sequence[str]) -> Config:
     if args.stdin_filename:
         starts.append(os.path.dirname(os.path.abspath(args.stdin_filename)))
     starts.append(os.getcwd())
-    return _files.load_config(_files.find_pyproject(starts))
+    return _config.load_config(_config.find_pyproject(starts))
 
 
 def _options(args: argparse.Namespace, config: Config) -> Tuple["Options", bool]:
     from codemods._core import Options
 
-    select = _files.split_codes(args.select) if args.select is not None else config.select
-    ignore = _files.split_codes(args.ignore) if args.ignore is not None else config.ignore
+    select = _config.split_codes(args.select) if args.select is not None else config.select
+    ignore = _config.split_codes(args.ignore) if args.ignore is not None else config.ignore
     if select is not None:
         _check_codes(select, "--select" if args.select is not None else f"{config.path}: select")
     _check_codes(ignore, "--ignore" if args.ignore is not None else f"{config.path}: ignore")
@@ -540,7 +200,7 @@ def _options(args: argparse.Namespace, config: Config) -> Tuple["Options", bool]
         add_clip_norm=args.add_clip_norm,
         apply_fixes=args.command == "fix",
     )
-    return options, _code_enabled(UNPARSABLE_CODE, options)
+    return options, _code_enabled(UnparsableFile.CODE, options)
 
 
 def _code_enabled(code: str, options: "Options") -> bool:
@@ -571,7 +231,7 @@ def _cmd_migrate(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if stdin_mode:
         return _run_stdin(args, settings, out, err)
 
-    found = _files.discover(args.paths, config)
+    found = _discovery.discover(args.paths, config)
     had_error = False
     for path, message in found.errors:
         _write(err, f"{PROG}: error: {path}: {message}\n")
@@ -580,11 +240,11 @@ def _cmd_migrate(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         _write(err, f"{path}: skipped: {reason}\n")
 
     jobs = args.jobs if args.jobs else _default_jobs()
-    progress = _Progress(len(found.targets), err, enabled=not args.quiet and _isatty(err))
+    progress = _runner.Progress(len(found.targets), err, enabled=not args.quiet and _isatty(err))
     findings_stream = err if diff else out
     reports: List[FileReport] = []
     progress.draw(force=True)
-    for report in _iter_reports(settings, found.targets, jobs):
+    for report in _runner.iter_reports(settings, found.targets, jobs):
         reports.append(report)
         progress.clear()
         if report.status == "error":
@@ -605,7 +265,7 @@ def _cmd_migrate(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         rows = [finding.to_json() for report in reports for finding in report.findings]
         _write(out, json.dumps(rows, indent=2) + "\n")
     if not args.quiet:
-        _write(err, _summary(args, reports, found))
+        _write(err, _report.summary(args.command, diff, reports, found))
     return _exit_code(args, reports, had_error)
 
 
@@ -620,7 +280,7 @@ def _run_stdin(args: argparse.Namespace, settings: Settings, out: IO[str], err: 
     display = args.stdin_filename or "-"
     stdin = sys.stdin
     data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
-    target = Target(display=display, real=display, notebook=display.endswith(_files.NOTEBOOK_SUFFIX))
+    target = Target(display=display, real=display, notebook=display.endswith(_discovery.NOTEBOOK_SUFFIX))
     report = process(settings, target, data=data)
     fix = args.command == "fix"
     if report.status == "error":
@@ -649,63 +309,6 @@ def _exit_code(args: argparse.Namespace, reports: Sequence[FileReport], had_erro
         if any(r.status == "changed" for r in reports):
             return EXIT_FINDINGS
     return EXIT_OK
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _summary(args: argparse.Namespace, reports: Sequence[FileReport], found: _files.Discovery) -> str:
-    """The final stderr summary: files, findings by code, fixes available."""
-    from codemods._core import FixSafety
-
-    fix = args.command == "fix"
-    diff = fix and args.diff
-    counts = Counter(r.status for r in reports)
-    skipped = counts["skipped"] + len(found.skipped)
-    scanned = len(reports) + len(found.skipped)
-    parsed = sum(r.parsed for r in reports)
-    changed_word = "would be rewritten" if diff else "rewritten"
-    changed = counts["changed"] if fix else 0
-    parts = [f"{changed} {changed_word}", f"{counts['unchanged']} unchanged", f"{skipped} skipped"]
-    if counts["error"]:
-        parts.append(f"{counts['error']} failed")
-    line = f"{PROG} {args.command}: {_plural(scanned, 'file')} scanned: {', '.join(parts)}"
-    extras = [f"{parsed} parsed, {len(reports) - parsed} ruled out by the text pre-filter"]
-    if found.excluded:
-        extras.append(f"{found.excluded} excluded by config")
-    if found.symlinks_not_followed:
-        extras.append(f"{_plural(found.symlinks_not_followed, 'symlink')} not followed")
-    lines = [f"{line} ({'; '.join(extras)})"]
-
-    by_code: Counter = Counter()
-    fixed: Counter = Counter()
-    safe_left = unsafe_left = 0
-    for report in reports:
-        for finding in report.findings:
-            diag = finding.diagnostic
-            by_code[diag.code] += 1
-            if diag.applied:
-                fixed[diag.code] += 1
-            elif diag.fix is FixSafety.SAFE:
-                safe_left += 1
-            elif diag.fix is FixSafety.UNSAFE:
-                unsafe_left += 1
-    if by_code:
-        items = []
-        for code in sorted(by_code):
-            item = f"{code} x{by_code[code]}"
-            if fixed[code]:
-                item += f" ({fixed[code]} fixed)" if not diff else f" ({fixed[code]} fixable)"
-            items.append(item)
-        lines.append("findings: " + ", ".join(items))
-    else:
-        lines.append("findings: none")
-    if safe_left:
-        lines.append(f"{_plural(safe_left, 'safe fix')} available: run `{PROG} fix`")
-    if unsafe_left:
-        lines.append(f"{_plural(unsafe_left, 'unsafe fix')} available: add --unsafe-fixes (review the result)")
-    return "".join(f"{line}\n" for line in lines)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -21,11 +21,14 @@ from typing import List, Tuple
 import libcst as cst
 import pytest
 
-import codemods._files as files_mod
+import codemods._discovery as discovery_mod
+import codemods._notebooks as notebooks_mod
+import codemods._writes as writes_mod
 import codemods._registry
 import codemods.api
 from codemods._base import FixSafety, TfcCodemod
-from codemods.cli import main, unified_diff
+from codemods._report import unified_diff
+from codemods.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -199,7 +202,7 @@ class TestExitCodes:
         def broken(*args, **kwargs):
             raise RuntimeError("worker died")
 
-        monkeypatch.setattr(files_mod, "discover", broken)
+        monkeypatch.setattr(discovery_mod, "discover", broken)
         rc, _, err = run(capsys, "check", ".")
         assert rc == 2 and err == "tfclip-migrate: internal error: RuntimeError: worker died (rerun with --jobs 1 to narrow it down)\n"
 
@@ -496,14 +499,14 @@ class TestBadInput:
         Tests run as root, for whom chmod 000 changes nothing, so the read is made to fail."""
         write(tree / "locked.py", LEGACY)
         write(tree / "ok.py", LEGACY)
-        real = files_mod.read_bytes
+        real = writes_mod.read_bytes
 
         def read_bytes(path):
             if path.endswith("locked.py"):
                 raise PermissionError(13, "Permission denied", path)
             return real(path)
 
-        monkeypatch.setattr(files_mod, "read_bytes", read_bytes)
+        monkeypatch.setattr(writes_mod, "read_bytes", read_bytes)
         rc, out, err = run(capsys, "fix", ".", "-j1")
         assert rc == 1
         assert "locked.py:1:1: TFC900 cannot read: Permission denied (file left untouched)" in out
@@ -550,7 +553,7 @@ class TestBadInput:
 
         monkeypatch.setattr(os, "fsync", crash)
         with pytest.raises(KeyboardInterrupt):
-            files_mod.atomic_write(str(path), b"new content that is half written")
+            writes_mod.atomic_write(str(path), b"new content that is half written")
         monkeypatch.setattr(os, "fsync", real_fsync)
         assert path.read_text() == "original\n" and os.listdir(tmp_path) == ["a.py"]
 
@@ -696,14 +699,14 @@ class TestNotebooks:
         write(tree / "nb.ipynb", make_notebook([code_cell(["%%time\n", "x = 1\n", "legacy_clip(1)\n"])]))
         rc, out, _ = run(capsys, "check", "nb.ipynb", "-j1")
         assert rc == 1 and out.startswith("nb.ipynb:cell 1:3:1: TFC990")
-        masked = files_mod.mask_ipython("%%time\nx = 1\n!ls\n")
+        masked = notebooks_mod.mask_ipython("%%time\nx = 1\n!ls\n")
         assert masked.header == "%%time\n" and not masked.source.startswith("%%")
         added = "import tfclip_compat\n" + masked.source
         assert masked.unmask(added) == "%%time\nimport tfclip_compat\nx = 1\n!ls\n"
 
     def test_moved_magic_line_aborts_cell(self):
         """If a rewrite changes a placeholder line, unmasking refuses (the cell is left as it was)."""
-        masked = files_mod.mask_ipython("!ls\nx = 1\n")
+        masked = notebooks_mod.mask_ipython("!ls\nx = 1\n")
         assert masked.unmask(masked.source.replace("pass", "    pass")) is None
 
     def test_bad_cell_reported_others_fixed(self, tree, capsys):

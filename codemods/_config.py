@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 CONFIG_TABLE = "tfclip-migrate"
-CONFIG_KEYS = ("select", "ignore", "exclude")
+CONFIG_KEYS = ("select", "ignore", "exclude", "max-file-size")
 
 
 class UsageError(Exception):
@@ -27,6 +27,8 @@ class Config:
     select: Optional[Tuple[str, ...]] = None
     ignore: Tuple[str, ...] = ()
     exclude: Tuple[str, ...] = ()
+    max_file_size: Optional[int] = None  # bytes; 0 = no limit; None = the default
+    warnings: Tuple[str, ...] = ()  # pyproject.toml files passed over on the way, and why
 
     @property
     def base(self) -> str:
@@ -34,18 +36,35 @@ class Config:
         return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
 
 
-def _load_toml(path: str) -> Dict[str, Any]:
+def _parse_toml(path: str, raw: bytes) -> Dict[str, Any]:
+    """Parse TOML bytes; ``ValueError`` with a one-line reason when they are not TOML."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python < 3.11 only
         import tomli as tomllib
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not valid UTF-8 (TOML files must be UTF-8): {exc}") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+        raise ValueError(f"invalid TOML: {exc}") from None
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _load_toml(path: str) -> Dict[str, Any]:
+    try:
+        return _parse_toml(path, _read(path))
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _codes_value(path: str, key: str, value: Any) -> Tuple[str, ...]:
@@ -66,24 +85,41 @@ def split_codes(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def find_pyproject(start_dirs: Sequence[str]) -> Optional[str]:
+def find_pyproject(start_dirs: Sequence[str]) -> Tuple[Optional[str], Tuple[str, ...]]:
     """Nearest ``pyproject.toml`` with a ``[tool.tfclip-migrate]`` table, searching upward
-    from each of ``start_dirs`` in turn (the paths' common directory, then the cwd)."""
+    from each of ``start_dirs`` in turn (the paths' common directory, then the cwd), and
+    warnings about the files passed over.
+
+    A ``pyproject.toml`` whose bytes do not mention ``tfclip-migrate`` cannot hold the
+    table: it is passed over unparsed, so an unrelated broken (or non-UTF-8) file in a
+    parent directory never stops a run. One that mentions it must be valid (else
+    :class:`UsageError`). An unreadable one is passed over with a warning.
+    """
     seen = set()
+    warnings: List[str] = []
     for start in start_dirs:
         directory = os.path.abspath(start)
         while directory not in seen:
             seen.add(directory)
             candidate = os.path.join(directory, "pyproject.toml")
             if os.path.isfile(candidate):
-                data = _load_toml(candidate)
-                if CONFIG_TABLE in data.get("tool", {}):
-                    return candidate
+                try:
+                    raw = _read(candidate)
+                except UsageError as exc:
+                    warnings.append(f"{exc}; passed over")
+                    raw = b""
+                if CONFIG_TABLE.encode() in raw:
+                    try:
+                        data = _parse_toml(candidate, raw)
+                    except ValueError as exc:
+                        raise UsageError(f"{candidate}: {exc}") from None
+                    if CONFIG_TABLE in data.get("tool", {}):
+                        return candidate, tuple(warnings)
             parent = os.path.dirname(directory)
             if parent == directory:
                 break
             directory = parent
-    return None
+    return None, tuple(warnings)
 
 
 def load_config(path: Optional[str]) -> Config:
@@ -100,10 +136,41 @@ def load_config(path: Optional[str]) -> Config:
             f"(known: {', '.join(CONFIG_KEYS)})"
         )
     select = _codes_value(path, "select", table["select"]) if "select" in table else None
+    if select == ():
+        raise UsageError(f"{path}: [tool.{CONFIG_TABLE}] select is empty: no rule would run (remove the key for all rules)")
     ignore = _codes_value(path, "ignore", table.get("ignore", []))
+    max_file_size = None
+    if "max-file-size" in table:
+        try:
+            max_file_size = parse_size(table["max-file-size"])
+        except ValueError as exc:
+            raise UsageError(f"{path}: [tool.{CONFIG_TABLE}] max-file-size: {exc}") from None
     exclude = table.get("exclude", [])
     if isinstance(exclude, str):
         exclude = [exclude]
     if not isinstance(exclude, list) or not all(isinstance(v, str) for v in exclude):
         raise UsageError(f"{path}: [tool.{CONFIG_TABLE}] exclude must be a list of glob strings")
-    return Config(path=path, select=select, ignore=ignore, exclude=tuple(exclude))
+    return Config(path=path, select=select, ignore=ignore, exclude=tuple(exclude), max_file_size=max_file_size)
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(value: Any) -> int:
+    """``1048576``, ``"512K"``, ``"4M"``, ``"1G"`` -> bytes (``0``: no limit)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size such as 4M, got {value!r}")
+    if isinstance(value, int):
+        number, unit = value, ""
+    elif isinstance(value, str):
+        text = value.strip().upper().removesuffix("B").removesuffix("I")
+        unit = text[-1:] if text[-1:] in _UNITS and text[-1:] else ""
+        try:
+            number = int(text[: len(text) - len(unit)].strip())
+        except ValueError:
+            raise ValueError(f"expected a size such as 4M, 512K or 0 (no limit), got {value!r}") from None
+    else:
+        raise ValueError(f"expected a size such as 4M, got {value!r}")
+    if number < 0:
+        raise ValueError(f"must be >= 0 (0 = no limit), got {value!r}")
+    return number * _UNITS[unit]

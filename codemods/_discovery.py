@@ -3,22 +3,23 @@
 Imports neither libcst nor TensorFlow, so the CLI can find and filter files before the
 engine is loaded.
 
-Symlink policy:
+Symlink policy (the same for walks and for paths named on the command line):
 
 * A directory walk never follows a symlink, to a directory or to a file. A symlinked file
   met in a walk is skipped; its target is migrated under its real name when the walk
   reaches it, i.e. when it lies inside the tree. Loops therefore cannot happen.
-* A symlink named *explicitly* on the command line is followed only when its real path
-  lies inside the current working directory (the project); the target file is rewritten
-  in place and the link stays a link. Dangling links, links out of the project and link
-  loops are skipped with a message.
+* A path named *explicitly* is resolved component by component. Every symlink met on the
+  way (``link.py``, ``linkdir/x.py``, ``linkdir/``) must lead to a place inside the
+  directory the path was given under: the current directory (the project) when the path
+  lies inside it, else the directory holding the first symlink. Otherwise the path is
+  refused, named, with exit 2 -- as are dangling links and link loops. An accepted
+  link is followed: its target is rewritten in place and the link stays a link.
 * Every real file is processed at most once, whatever the number of names it is given.
 """
 
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ def is_excluded(abs_path: str, config: Config) -> bool:
     """
     if not config.exclude:
         return False
+    import fnmatch
     rel = os.path.relpath(abs_path, config.base)
     if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir:
         parts = [p for p in abs_path.replace(os.sep, "/").split("/") if p]
@@ -127,9 +129,65 @@ def _wanted_suffix(name: str) -> Optional[bool]:
     return None
 
 
+_MAX_LINKS = 40  # symlinks followed while resolving one path (Linux's own limit)
+
+
+class PathRefused(Exception):
+    """An explicit path that must not be processed; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def resolve_explicit(arg: str, cwd_real: str) -> Tuple[str, bool]:
+    """``arg``'s real path, and whether a symlink was followed on the way; raises
+    :class:`PathRefused` per the module docstring's policy (``OSError`` when a directory
+    on the way cannot be read)."""
+    inside_project = _is_inside(os.path.abspath(arg), os.path.abspath(os.getcwd()))
+    if os.path.isabs(arg):
+        current, pending = os.path.abspath(os.sep), arg.split(os.sep)
+    else:
+        current, pending = cwd_real, arg.split(os.sep)
+    anchor: Optional[str] = cwd_real if inside_project else None
+    links = 0
+    followed = False
+    while pending:
+        part = pending.pop(0)
+        if part in ("", os.curdir):
+            continue
+        if part == os.pardir:
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, part)
+        try:
+            lst = os.lstat(candidate)
+        except FileNotFoundError:
+            if followed:
+                raise PathRefused("broken symlink (its target does not exist)") from None
+            raise
+        if stat.S_ISLNK(lst.st_mode):
+            links += 1
+            if links > _MAX_LINKS:
+                raise PathRefused("symlink loop")
+            followed = True
+            if anchor is None:
+                anchor = current
+            target = os.readlink(candidate)
+            if os.path.isabs(target):
+                current = os.path.abspath(os.sep)
+            pending = target.split(os.sep) + pending
+            continue
+        current = candidate
+    if followed and anchor is not None and not _is_inside(current, anchor):
+        where = "the project" if anchor == cwd_real else anchor
+        raise PathRefused(f"symlink leads outside {where} (to {current}); not followed")
+    return current, followed
+
+
 def discover(paths: Sequence[str], config: Config) -> Discovery:
     """Expand ``paths`` into files, in a deterministic order (arguments in order,
-    directory entries sorted), skipping what the module docstring says."""
+    directory entries sorted), per the module docstring's policy."""
     found = Discovery()
     seen_real: set = set()
     cwd_real = os.path.realpath(os.getcwd())
@@ -142,47 +200,42 @@ def discover(paths: Sequence[str], config: Config) -> Discovery:
 
     for arg in paths:
         try:
-            lst = os.lstat(arg)
+            os.lstat(arg)
+            real, followed = resolve_explicit(arg, cwd_real)
+            st = os.stat(real)
+        except PathRefused as exc:
+            found.errors.append((arg, exc.reason))
+            continue
         except OSError as exc:
-            found.errors.append((arg, _os_reason(exc)))
+            reason = "symlink loop" if exc.errno == errno.ELOOP else _os_reason(exc)
+            found.errors.append((arg, reason))
             continue
         if is_excluded(os.path.abspath(arg), config):
             found.excluded += 1
             continue
-        if stat.S_ISLNK(lst.st_mode):
-            real = os.path.realpath(arg)
-            try:
-                st = os.stat(arg)
-            except OSError as exc:
-                reason = "symlink loop" if exc.errno == errno.ELOOP else f"broken symlink ({_os_reason(exc)})"
-                found.skipped.append((arg, reason))
-                continue
-            if not _is_inside(real, cwd_real):
-                found.skipped.append((arg, f"symlink points outside the project ({real}); not followed"))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                found.skipped.append((arg, "symlink to a directory; not followed"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                found.skipped.append((arg, "not a regular file"))
-                continue
-            add(arg, real, bool(_wanted_suffix(arg)))
+        if stat.S_ISDIR(st.st_mode):
+            _walk(arg, real if followed else arg, config, found, add)
             continue
-        if stat.S_ISDIR(lst.st_mode):
-            _walk(arg, config, found, add)
-            continue
-        if not stat.S_ISREG(lst.st_mode):
-            found.skipped.append((arg, "not a regular file"))
+        if not stat.S_ISREG(st.st_mode):
+            found.errors.append((arg, "not a regular file (a FIFO, socket or device is never read)"))
             continue
         # An explicitly named file is processed whatever its suffix (pre-commit passes
         # extension-less scripts with a python shebang).
-        add(arg, os.path.realpath(arg), bool(_wanted_suffix(arg)))
+        add(arg, real, bool(_wanted_suffix(arg)))
     return found
 
 
-def _walk(root: str, config: Config, found: Discovery, add) -> None:
+def _walk(shown: str, root: str, config: Config, found: Discovery, add) -> None:
+    """Walk ``root`` (a real directory, or ``shown`` itself when no symlink led there),
+    naming what it finds under ``shown``."""
+
+    def display(path: str) -> str:
+        if root == shown:
+            return os.path.normpath(path)
+        return os.path.normpath(os.path.join(shown, os.path.relpath(path, root)))
+
     def onerror(exc: OSError) -> None:
-        found.skipped.append((exc.filename or root, f"cannot list directory: {_os_reason(exc)}"))
+        found.skipped.append((display(exc.filename or root), f"cannot list directory: {_os_reason(exc)}"))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         keep = []
@@ -193,7 +246,7 @@ def _walk(root: str, config: Config, found: Discovery, add) -> None:
                 continue
             if name in SKIP_DIR_NAMES or _is_venv(sub):
                 continue
-            if is_excluded(os.path.abspath(sub), config):
+            if is_excluded(os.path.abspath(display(sub)), config):
                 found.excluded += 1
                 continue
             keep.append(name)
@@ -202,22 +255,23 @@ def _walk(root: str, config: Config, found: Discovery, add) -> None:
             notebook = _wanted_suffix(name)
             if notebook is None:
                 continue
-            path = os.path.normpath(os.path.join(dirpath, name))
-            if is_excluded(os.path.abspath(path), config):
+            path = os.path.join(dirpath, name)
+            shown_path = display(path)
+            if is_excluded(os.path.abspath(shown_path), config):
                 found.excluded += 1
                 continue
             try:
                 lst = os.lstat(path)
             except OSError as exc:
-                found.skipped.append((path, _os_reason(exc)))
+                found.skipped.append((shown_path, _os_reason(exc)))
                 continue
             if stat.S_ISLNK(lst.st_mode):
                 found.symlinks_not_followed += 1
                 continue
             if not stat.S_ISREG(lst.st_mode):
-                found.skipped.append((path, "not a regular file"))
+                found.skipped.append((shown_path, "not a regular file"))
                 continue
-            add(path, os.path.realpath(path), notebook)
+            add(shown_path, os.path.realpath(path), notebook)
 
 
 def _os_reason(exc: OSError) -> str:

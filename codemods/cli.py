@@ -7,31 +7,33 @@
     tfclip-migrate fix -                # stdin -> stdout
     tfclip-migrate rules [CODE]         # list the rules / print one rule's documentation
 
-stdout carries findings (or the fixed code / the diff), stderr carries ``Rewriting path``,
-progress and the summary. Exit codes follow ruff and pyupgrade: 0 nothing to report,
-1 findings (``check``) or a file rewritten / findings remaining (``fix``), 2 usage or
-internal error. Never imports TensorFlow; libcst is imported only once there is work.
+This module is the command line only: arguments, configuration, exit codes. The work is
+done by ``_discovery`` (which files), ``_runner`` / ``_pool`` / ``_process`` (processing,
+signals), ``_writes`` (safe writes), ``_notebooks`` and ``_report`` (output). The full
+reference is docs/cli.md.
+
+Exit codes follow ruff and pyupgrade: 0 nothing to report, 1 findings (``check``) or a
+file rewritten / findings remaining (``fix``), 2 usage error or any named input that could
+not be processed or written; 130 / 143 / 129 after SIGINT / SIGTERM / SIGHUP. Never
+imports TensorFlow; libcst is imported only once a file needs parsing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from typing import IO, TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
-from codemods import _config, _discovery, _report, _runner
+from codemods import _config, _discovery
 from codemods._config import Config, UsageError
-from codemods._discovery import Target
-from codemods._process import FileReport, Settings, process
-from codemods._report import PROG
+from codemods._report import PROG, Reporter
 from codemods._report import write as _write
-from codemods._report import write_bytes as _write_bytes
 from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
+    from codemods._process import FileReport, Settings
     from codemods.api import Options
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -40,16 +42,25 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 # argument parsing
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error raises :class:`UsageError` (so ``--format json`` can
+    report it as JSON) instead of printing and exiting."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message, self.format_usage())
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Find and migrate TensorFlow 1 gradient-clipping code (tfclip-compat).",
-        epilog="Exit codes: 0 nothing to report, 1 findings or files rewritten, 2 usage or internal error.",
+        epilog="Exit codes: 0 nothing to report, 1 findings or files rewritten, 2 usage error or an input "
+        "that could not be processed or written, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP.",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="{check,fix,rules}")
+    sub = parser.add_subparsers(dest="command", metavar="{check,fix,rules}", parser_class=_Parser)
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("paths", nargs="+", metavar="PATH", help="files or directories; `-` reads stdin")
     common.add_argument("--select", action="append", default=None, metavar="CODES",
                         help="comma-separated rule codes or prefixes to enable (default: all)")
@@ -60,7 +71,10 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="clip norm to add where a rule can add clipping")
     common.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
                         help="worker processes (default: number of CPUs; 1 = in-process)")
-    common.add_argument("--format", choices=("text", "json"), default="text", help="findings format on stdout")
+    common.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text lines, or one JSON document on stdout (see docs/cli.md)")
+    common.add_argument("--max-file-size", type=_size, default=None, metavar="SIZE",
+                        help="largest Python source analysed, e.g. 4M or 512K; 0 = no limit (default: 1M)")
     common.add_argument("--config", metavar="PYPROJECT", default=None,
                         help="read [tool.tfclip-migrate] from this file instead of the nearest pyproject.toml")
     common.add_argument("--isolated", action="store_true", help="ignore every pyproject.toml")
@@ -72,7 +86,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    description="Report findings as path:line:col: CODE message; never writes.")
     fix = sub.add_parser("fix", parents=[common], help="apply fixes in place",
                          description="Apply fixes in place (safe ones; --unsafe-fixes for all).")
-    fix.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; write nothing")
+    fix.add_argument("--diff", action="store_true",
+                     help="print a unified diff of the fixes and write nothing (with --format json: in the document)")
     fix.add_argument("--exit-zero-even-if-changed", action="store_true",
                      help="exit 0 when files were rewritten (remaining findings still exit 1)")
     rules = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
@@ -101,14 +116,29 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _size(text: str) -> int:
+    try:
+        return _config.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _default_jobs() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
 
 
+def _wants_json(argv: Sequence[str]) -> bool:
+    """``--format json`` anywhere in ``argv`` (read before parsing, for usage errors)."""
+    for i, arg in enumerate(argv):
+        if arg == "--format=json" or (arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"):
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------------------
-# commands
+# rules and options
 
 
 def _rules():
@@ -125,7 +155,7 @@ def _known_codes() -> List[str]:
 def _check_codes(codes: Iterable[str], flag: str) -> None:
     codes = list(codes)
     if not codes:
-        return
+        return  # (reading the known codes imports the rules, and libcst with them)
     known = _known_codes()
     for code in codes:
         if not any(k.startswith(code) for k in known):
@@ -140,6 +170,7 @@ def _summary_of(rule) -> str:
 
 def _cmd_rules(args: argparse.Namespace, out: IO[str]) -> int:
     import inspect
+    import json
 
     entries = [(r.CODE, r.NAME, _summary_of(r), inspect.cleandoc(r.__doc__ or "")) for r in _rules()]
     tfc900 = UnparsableFile
@@ -182,91 +213,104 @@ def _resolve_config(args: argparse.Namespace, paths: Sequence[str]) -> Config:
     if args.stdin_filename:
         starts.append(os.path.dirname(os.path.abspath(args.stdin_filename)))
     starts.append(os.getcwd())
-    return _config.load_config(_config.find_pyproject(starts))
+    path, warnings = _config.find_pyproject(starts)
+    config = _config.load_config(path)
+    return Config(**{**config.__dict__, "warnings": warnings}) if warnings else config
 
 
-def _options(args: argparse.Namespace, config: Config) -> Tuple["Options", bool]:
+def _options(args: argparse.Namespace, config: Config) -> "Options":
     from codemods._core import Options
 
-    select = _config.split_codes(args.select) if args.select is not None else config.select
+    if args.select is not None:
+        select: Optional[Tuple[str, ...]] = _config.split_codes(args.select)
+        if not select:
+            raise UsageError(
+                "--select: empty rule selection: no rule would run (omit --select for all rules, or "
+                "use --ignore to turn rules off)"
+            )
+    else:
+        select = config.select
     ignore = _config.split_codes(args.ignore) if args.ignore is not None else config.ignore
     if select is not None:
         _check_codes(select, "--select" if args.select is not None else f"{config.path}: select")
     _check_codes(ignore, "--ignore" if args.ignore is not None else f"{config.path}: ignore")
-    options = Options(
+    return Options(
         select=frozenset(select) if select is not None else None,
         ignore=frozenset(ignore),
         unsafe_fixes=args.unsafe_fixes,
         add_clip_norm=args.add_clip_norm,
         apply_fixes=args.command == "fix",
     )
-    return options, _code_enabled(UnparsableFile.CODE, options)
 
 
-def _code_enabled(code: str, options: "Options") -> bool:
-    # Same prefix semantics as the engine ("TFC" selects all, "TFC00" TFC001..TFC009).
-    if options.select is not None and not any(code.startswith(p) for p in options.select):
-        return False
-    return not any(code.startswith(p) for p in options.ignore)
+def _settings(args: argparse.Namespace, config: Config, diff: bool) -> "Settings":
+    from codemods._core import enabled
+    from codemods._process import DEFAULT_MAX_SIZE, Settings
 
-
-def _cmd_migrate(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    fix = args.command == "fix"
-    diff = fix and args.diff
-    if args.format == "json" and diff:
-        raise UsageError("--diff and --format json both write to stdout; use one of them")
-    stdin_mode = "-" in args.paths
-    if stdin_mode and len(args.paths) > 1:
-        raise UsageError("`-` (stdin) cannot be combined with other paths")
-    config = _resolve_config(args, args.paths)
-    options, report_unparsable = _options(args, config)
-    settings = Settings(
+    options = _options(args, config)
+    if args.max_file_size is not None:
+        max_size = args.max_file_size
+    elif config.max_file_size is not None:
+        max_size = config.max_file_size
+    else:
+        max_size = DEFAULT_MAX_SIZE
+    return Settings(
         options=options,
-        write=fix and not diff and not stdin_mode,
         diff=diff,
-        keep_output=stdin_mode,
-        report_unparsable=report_unparsable,
+        report_unparsable=enabled(UnparsableFile.CODE, options),
+        max_size=max_size,
     )
 
-    if stdin_mode:
-        return _run_stdin(args, settings, out, err)
+
+# --------------------------------------------------------------------------------------
+# check / fix
+
+
+def _mode(args: argparse.Namespace) -> str:
+    if "-" in args.paths:
+        return "stdin"
+    if args.command == "fix":
+        return "diff" if args.diff else "write"
+    return "check"
+
+
+def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> int:
+    from codemods import _runner
+
+    if "-" in args.paths and len(args.paths) > 1:
+        raise UsageError("`-` (stdin) cannot be combined with other paths")
+    config = _resolve_config(args, args.paths)
+    for warning in config.warnings:
+        reporter.warning(warning)
+    settings = _settings(args, config, diff=reporter.mode == "diff")
+    if reporter.mode == "stdin":
+        return _run_stdin(args, settings, reporter)
 
     found = _discovery.discover(args.paths, config)
-    had_error = False
     for path, message in found.errors:
-        _write(err, f"{PROG}: error: {path}: {message}\n")
-        had_error = True
+        reporter.error(path, message)
     for path, reason in found.skipped:
-        _write(err, f"{path}: skipped: {reason}\n")
-
-    jobs = args.jobs if args.jobs else _default_jobs()
+        reporter.skip(path, reason)
     progress = _runner.Progress(len(found.targets), err, enabled=not args.quiet and _isatty(err))
-    findings_stream = err if diff else out
-    reports: List[FileReport] = []
-    progress.draw(force=True)
-    for report in _runner.iter_reports(settings, found.targets, jobs):
-        reports.append(report)
-        progress.clear()
-        if report.status == "error":
-            had_error = True
-            _write(err, f"{PROG}: error: {report.display}: {report.reason}\n")
-        if report.status == "changed":
-            if diff:
-                _write(out, report.diff or "")
-            elif fix and not args.quiet:
-                _write(err, f"Rewriting {report.display}\n")
-        if args.format == "text":
-            for finding in report.findings:
-                if not finding.diagnostic.applied:
-                    _write(findings_stream, finding.format() + "\n")
-        progress.step()
-    progress.clear()
-    if args.format == "json":
-        rows = [finding.to_json() for report in reports for finding in report.findings]
-        _write(out, json.dumps(rows, indent=2) + "\n")
-    if not args.quiet:
-        _write(err, _report.summary(args.command, diff, reports, found))
-    return _exit_code(args, reports, had_error)
+    result = _runner.run(
+        settings,
+        found.targets,
+        jobs=args.jobs if args.jobs else _default_jobs(),
+        write=reporter.mode == "write",
+        on_report=reporter.file,
+        progress=progress,
+    )
+    reporter.not_processed(result.not_processed)
+    interrupted = result.interrupted
+    code = interrupted.exit_code if interrupted else _exit_code(args, result.reports, reporter)
+    reporter.finish(
+        result.reports,
+        found,
+        code,
+        interrupted=interrupted.name if interrupted else None,
+        not_processed=len(result.not_processed),
+    )
+    return code if interrupted else _exit_code(args, result.reports, reporter)
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -276,80 +320,83 @@ def _isatty(stream: IO[str]) -> bool:
         return False
 
 
-def _run_stdin(args: argparse.Namespace, settings: Settings, out: IO[str], err: IO[str]) -> int:
+def _run_stdin(args: argparse.Namespace, settings: "Settings", reporter: Reporter) -> int:
+    from codemods._discovery import NOTEBOOK_SUFFIX, Target
+    from codemods._process import process
+
     display = args.stdin_filename or "-"
     stdin = sys.stdin
     data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
-    target = Target(display=display, real=display, notebook=display.endswith(_discovery.NOTEBOOK_SUFFIX))
+    target = Target(display=display, real=display, notebook=display.endswith(NOTEBOOK_SUFFIX))
     report = process(settings, target, data=data)
-    fix = args.command == "fix"
-    if report.status == "error":
-        _write(err, f"{PROG}: error: {display}: {report.reason}\n")
-    if fix and settings.diff:
-        _write(out, report.diff or "")
-    elif fix:
-        _write_bytes(out, report.output if report.output is not None else data)
-    findings_stream = err if fix else out
-    if args.format == "json":
-        _write(findings_stream, json.dumps([f.to_json() for f in report.findings], indent=2) + "\n")
-    else:
-        for finding in report.findings:
-            if not finding.diagnostic.applied:
-                _write(findings_stream, finding.format() + "\n")
-    return _exit_code(args, [report], report.status == "error")
+    if args.command == "fix":  # stdout: the code, fixed or as it came (never lost)
+        reporter.stdout_bytes(report.new if report.status == "changed" and report.new is not None else data)
+        if report.status == "changed":
+            report.written = True  # "written" to stdout
+    reporter.file(report)
+    code = _exit_code(args, [report], reporter)
+    reporter.finish([report], None, code)
+    return _exit_code(args, [report], reporter)
 
 
-def _exit_code(args: argparse.Namespace, reports: Sequence[FileReport], had_error: bool) -> int:
-    if had_error:
+def _exit_code(args: argparse.Namespace, reports: Sequence["FileReport"], reporter: Reporter) -> int:
+    if reporter.errors:
         return EXIT_ERROR
-    remaining = any(not f.diagnostic.applied for r in reports for f in r.findings)
-    if remaining:
+    if any(not f.diagnostic.applied for r in reports for f in r.findings):
         return EXIT_FINDINGS
-    if args.command == "fix" and not args.exit_zero_even_if_changed:
+    if args.command == "fix" and not getattr(args, "exit_zero_even_if_changed", False):
         if any(r.status == "changed" for r in reports):
             return EXIT_FINDINGS
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------------------
+# main
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``tfclip-migrate`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     out, err = sys.stdout, sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
+    reporter = Reporter(out, err, command=None, json_format=_wants_json(argv))
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
-        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
-    if args.version:
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
-            _write(out, f"{PROG} {version('tfclip-compat')}\n")
-        except PackageNotFoundError:
-            _write(out, f"{PROG} (not installed)\n")
-        return EXIT_OK
-    if args.command is None:
-        parser.print_usage(err)
-        _write(err, f"{PROG}: error: a command is required: check, fix or rules\n")
-        return EXIT_ERROR
-    try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help / --version printed by argparse
+            return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+        if args.version:
+            return _version(out)
+        if args.command is None:
+            raise UsageError("a command is required: check, fix or rules", parser.format_usage())
+        reporter.command = args.command
         if args.command == "rules":
             return _cmd_rules(args, out)
-        return _cmd_migrate(args, out, err)
+        reporter.json = args.format == "json"
+        reporter.mode = _mode(args)
+        reporter.quiet = args.quiet
+        return _cmd_migrate(args, reporter, err)
     except UsageError as exc:
-        _write(err, f"{PROG}: error: {exc}\n")
+        usage = exc.args[1] if len(exc.args) > 1 else ""
+        if usage and not reporter.json:
+            _write(err, usage)
+        reporter.error(None, str(exc.args[0]))
+        reporter.finish([], None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        _write(err, f"\n{PROG}: interrupted; files already rewritten were written atomically\n")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:  # `tfclip-migrate check . | head`
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
-        return EXIT_FINDINGS
-    except Exception as exc:  # a bug or a dead worker process: exit 2 with one clear line
-        _write(err, f"{PROG}: internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)\n")
+    except Exception as exc:  # a bug: exit 2 with one clear line (and valid JSON)
+        reporter.error(None, f"internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)")
+        reporter.finish([], None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
+
+
+def _version(out: IO[str]) -> int:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        _write(out, f"{PROG} {version('tfclip-compat')}\n")
+    except PackageNotFoundError:
+        _write(out, f"{PROG} (not installed)\n")
+    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -52,7 +52,10 @@ class _Worker:
 
     def send(self, index: int, target: Target) -> None:
         self.tasks.append((index, target))
-        self.conn.send((index, target))
+        try:
+            self.conn.send((index, target))
+        except OSError:  # the worker is dead: its sentinel says so, and _collect handles it
+            pass
 
     def stop(self) -> None:
         try:

@@ -28,24 +28,43 @@ PROG = "tfclip-migrate"
 SCHEMA = 1
 
 
-def write(stream: IO[str], text: str) -> None:
-    """Write ``text``; characters the stream cannot encode are backslash-escaped."""
+def _fileno(stream: IO[str]) -> Optional[int]:
     try:
-        stream.write(text)
-    except UnicodeEncodeError:  # a path or message the terminal cannot show
-        encoding = getattr(stream, "encoding", None) or "utf-8"
-        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):  # StringIO, pytest's capture, a closed stream
+        return None
 
 
 def write_bytes(stream: IO[str], data: bytes) -> None:
-    """Write ``data`` as bytes (the stream's buffer), e.g. code in its own encoding."""
-    buffer = getattr(stream, "buffer", None)
-    if buffer is None:
-        stream.write(data.decode("utf-8", errors="surrogateescape"))
+    """Write ``data`` as bytes (code in its own encoding, a diff) and flush.
+
+    On a real file descriptor the bytes go out with ``os.write`` in a loop: Python's
+    buffered writer can swallow the EPIPE of a large write cut short by a closed pipe
+    (``| head -1``), which would hide lost output; a raw write always raises it.
+    """
+    fd = _fileno(stream)
+    if fd is None:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(data.decode("utf-8", errors="surrogateescape"))
+            return
+        stream.flush()
+        buffer.write(data)
+        buffer.flush()
         return
     stream.flush()
-    buffer.write(data)
-    buffer.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write(stream: IO[str], text: str) -> None:
+    """Write ``text`` (characters the stream cannot encode are backslash-escaped) and flush."""
+    if _fileno(stream) is None and getattr(stream, "buffer", None) is None:
+        stream.write(text)
+        return
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    write_bytes(stream, text.encode(encoding, "backslashreplace"))
 
 
 # --------------------------------------------------------------------------------------
@@ -140,8 +159,6 @@ class Reporter:
                 write_bytes(stream, data)
             else:
                 write(stream, text or "")
-            if stream is self.out:
-                stream.flush()
         except (BrokenPipeError, OSError, ValueError) as exc:
             if stream is not self.out:
                 return  # stderr is gone: nothing left to tell anyone

@@ -256,7 +256,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         try:
             new_sources = program.split(result.code)
         except _notebooks.CellBoundaryError as exc:
-            notes.append(f"{exc.reason}; notebook left unchanged")
+            notes.append(exc.reason)
             result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display)
     for note in notes if options.apply_fixes else []:
         _add(report, _unparsable(settings, display, f"fixes not applied: {note}"))

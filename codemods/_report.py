@@ -196,7 +196,7 @@ class Reporter:
         self.files.append(entry)
         if report.status == "error":
             self.error(report.display, report.reason)
-        elif report.written and not self.quiet:
+        elif report.written and self.mode == "write" and not self.quiet:
             self._emit(self.err, f"Rewriting {report.display}\n")
         if self.json:
             self.findings.extend(finding.to_json() for finding in report.findings)
@@ -303,7 +303,7 @@ def _numbers(reports: Sequence["FileReport"], found: Optional["Discovery"], skip
 
 def _summary_text(command: str, mode: str, n: Dict[str, Any], interrupted: Optional[str], not_processed: int) -> str:
     changed = n["rewritten"] + n["would_rewrite"] if command == "fix" else 0
-    changed_word = "rewritten" if mode == "write" else "would be rewritten"
+    changed_word = "would be rewritten" if mode == "diff" else "rewritten"
     parts = [f"{changed} {changed_word}", f"{n['unchanged']} unchanged", f"{n['skipped']} skipped"]
     if n["failed"]:
         parts.append(f"{n['failed']} failed")

@@ -188,7 +188,8 @@ class TestExitCodes:
 
 class TestFixModes:
     def test_unsafe_fix_needs_flag(self, tree, capsys):
-        """Unsafe fixes are only reported by default and applied with `--unsafe-fixes`."""
+        """Unsafe fixes are only reported by default and applied with `--unsafe-fixes`; the summary
+        counts them in good English ("4 unsafe fixes")."""
         write(tree / "a.py", "risky_clip(1)\n")
         rc, out, err = run(capsys, "fix", "a.py", "-j1")
         assert rc == 1 and (tree / "a.py").read_text() == "risky_clip(1)\n"
@@ -197,6 +198,8 @@ class TestFixModes:
         rc, out, err = run(capsys, "fix", "--unsafe-fixes", "a.py", "-j1")
         assert rc == 1 and (tree / "a.py").read_text() == "modern_clip(1)\n"
         assert out == "" and "Rewriting a.py" in err
+        write(tree / "b.py", "risky_clip(1)\nrisky_clip(2)\nrisky_clip(3)\nrisky_clip(4)\n")
+        assert "4 unsafe fixes available: add --unsafe-fixes" in run(capsys, "check", "b.py", "-j1")[2]
 
     def test_diff_writes_nothing(self, tree, capsys):
         """`fix --diff` prints a unified diff, writes nothing (bytes and mtime kept), exits 1."""

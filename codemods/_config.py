@@ -174,3 +174,28 @@ def parse_size(value: Any) -> int:
     if number < 0:
         raise ValueError(f"must be >= 0 (0 = no limit), got {value!r}")
     return number * _UNITS[unit]
+
+
+def resolve(paths: Sequence[str], *, isolated: bool, explicit: Optional[str], stdin_filename: Optional[str]) -> Config:
+    """The configuration for a run over ``paths``: none (``--isolated``), the ``--config``
+    file, or the nearest ``pyproject.toml`` with the table (see :func:`find_pyproject`)."""
+    if isolated:
+        return Config()
+    if explicit is not None:
+        if not os.path.isfile(explicit):
+            raise UsageError(f"--config: {explicit}: no such file")
+        return load_config(explicit)
+    starts: List[str] = []
+    existing = [os.path.abspath(p) for p in paths if p != "-" and os.path.lexists(p)]
+    if existing:
+        try:
+            common = os.path.commonpath(existing)
+        except ValueError:
+            common = existing[0]
+        starts.append(common if os.path.isdir(common) else os.path.dirname(common))
+    if stdin_filename:
+        starts.append(os.path.dirname(os.path.abspath(stdin_filename)))
+    starts.append(os.getcwd())
+    path, warnings = find_pyproject(starts)
+    config = load_config(path)
+    return Config(**{**config.__dict__, "warnings": warnings}) if warnings else config

@@ -95,7 +95,12 @@ class Pool:
         self.crashes = 0
 
     def __enter__(self) -> "Pool":
-        self.workers = [_Worker(self.context, self.settings) for _ in range(self.jobs)]
+        try:
+            for _ in range(self.jobs):
+                self.workers.append(_Worker(self.context, self.settings))
+        except BaseException:  # e.g. interrupted while starting: stop the ones started
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -107,9 +107,16 @@ class Progress:
         self.done = 0
         self._last = 0.0
 
+    def _put(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr went away: no more progress
+            self.enabled = False
+
     def clear(self) -> None:
         if self.enabled:
-            self.stream.write("\r\x1b[K")
+            self._put("\r\x1b[K")
 
     def draw(self, force: bool = False) -> None:
         if not self.enabled:
@@ -120,8 +127,7 @@ class Progress:
         self._last = now
         width = 30
         filled = width * self.done // self.total
-        self.stream.write(f"\r{PROG} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
-        self.stream.flush()
+        self._put(f"\r{PROG} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
 
     def step(self) -> None:
         self.done += 1

@@ -135,7 +135,8 @@ def _copy_metadata(path: str, st: os.stat_result, fd: int) -> None:
                 f"cannot keep its owner/group (uid {st.st_uid}, gid {st.st_gid}): {exc.strerror}"
             ) from None
     # chmod after chown: chown clears the setuid/setgid bits.
-    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
     old = _xattrs(path)
     new = _xattrs(fd)
     for name, value in old.items():

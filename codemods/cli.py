@@ -195,29 +195,6 @@ def _cmd_rules(args: argparse.Namespace, out: IO[str]) -> int:
     return EXIT_OK
 
 
-def _resolve_config(args: argparse.Namespace, paths: Sequence[str]) -> Config:
-    if args.isolated:
-        return Config()
-    if args.config is not None:
-        if not os.path.isfile(args.config):
-            raise UsageError(f"--config: {args.config}: no such file")
-        return _config.load_config(args.config)
-    starts: List[str] = []
-    existing = [os.path.abspath(p) for p in paths if p != "-" and os.path.lexists(p)]
-    if existing:
-        try:
-            common = os.path.commonpath(existing)
-        except ValueError:
-            common = existing[0]
-        starts.append(common if os.path.isdir(common) else os.path.dirname(common))
-    if args.stdin_filename:
-        starts.append(os.path.dirname(os.path.abspath(args.stdin_filename)))
-    starts.append(os.getcwd())
-    path, warnings = _config.find_pyproject(starts)
-    config = _config.load_config(path)
-    return Config(**{**config.__dict__, "warnings": warnings}) if warnings else config
-
-
 def _options(args: argparse.Namespace, config: Config) -> "Options":
     from codemods._core import Options
 
@@ -279,7 +256,8 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
 
     if "-" in args.paths and len(args.paths) > 1:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
-    config = _resolve_config(args, args.paths)
+    config = _config.resolve(args.paths, isolated=args.isolated, explicit=args.config,
+                             stdin_filename=args.stdin_filename)
     for warning in config.warnings:
         reporter.warning(warning)
     settings = _settings(args, config, diff=reporter.mode == "diff")
@@ -331,8 +309,6 @@ def _run_stdin(args: argparse.Namespace, settings: "Settings", reporter: Reporte
     report = process(settings, target, data=data)
     if args.command == "fix":  # stdout: the code, fixed or as it came (never lost)
         reporter.stdout_bytes(report.new if report.status == "changed" and report.new is not None else data)
-        if report.status == "changed":
-            report.written = True  # "written" to stdout
     reporter.file(report)
     code = _exit_code(args, [report], reporter)
     reporter.finish([report], None, code)
@@ -376,6 +352,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         reporter.mode = _mode(args)
         reporter.quiet = args.quiet
         return _cmd_migrate(args, reporter, err)
+    except KeyboardInterrupt:  # before or after the run (the run itself handles signals)
+        reporter.error(None, "interrupted (SIGINT) before any file was written")
+        reporter.finish([], None, EXIT_INTERRUPTED, summary=False)
+        return EXIT_INTERRUPTED
     except UsageError as exc:
         usage = exc.args[1] if len(exc.args) > 1 else ""
         if usage and not reporter.json:

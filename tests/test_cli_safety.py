@@ -146,6 +146,22 @@ class TestPermissions:
         assert "a.py: not written: read-only file (mode 0444)" in result.stderr
         assert path.read_text() == "x = legacy_clip(1)\n" and stat.S_IMODE(os.stat(path).st_mode) == 0o444
 
+    @needs_root
+    def test_unreadable_file_is_tfc900_as_nobody(self, nobody_dir):
+        """A file the user may not read (mode 000) is a TFC900 naming the reason; the run goes on."""
+        locked = nobody_dir / "locked.py"
+        locked.write_text("x = legacy_clip(1)\n")
+        os.chmod(locked, 0)
+        ok = nobody_dir / "ok.py"
+        ok.write_text("y = legacy_clip(2)\n")
+        os.chown(ok, sub.NOBODY, sub.NOBODY)
+        result = sub.run(["fix", ".", "-j1"], nobody_dir, nobody=True)
+        assert result.returncode == 1, result.stderr
+        assert "locked.py:1:1: TFC900 cannot read: Permission denied (file left untouched)" in result.stdout
+        assert ok.read_text() == "y = modern_clip(2)\n"
+        os.chmod(locked, 0o644)
+        assert locked.read_text() == "x = legacy_clip(1)\n"
+
     def test_read_only_file_refused_even_for_root(self, tree, capsys):
         """A file without any write bit is refused whoever runs fix (root could replace it)."""
         path = tree / "a.py"

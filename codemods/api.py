@@ -143,10 +143,22 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
         return Result(code=source, diagnostics=diagnostics, changed=False)
     if roundtrip != source:
         try:
-            code = splice(source, roundtrip, code)
+            spliced = splice(source, roundtrip, code)
         except SpliceConflict as conflict:
             return _refused(source, options, path, conflict.line)
+        # The round-trip defects are layout only (whitespace, form feeds, CRs): the spliced
+        # text must be the very program the rules wrote, or nothing is written.
+        if not _same_program(spliced, code):
+            return _refused(source, options, path, 1)
+        code = spliced
     return Result(code=code, diagnostics=diagnostics, changed=code != source)
+
+
+def _same_program(a: str, b: str) -> bool:
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: List[str]) -> List[Diagnostic]:

@@ -98,6 +98,17 @@ class TestOnlyFindingsChange:
             "a.py:3:12: TFC990 [*] `legacy_clip` is legacy: use `modern_clip`",
         ]
 
+    def test_spliced_text_must_be_the_rewritten_program(self, tree, capsys, monkeypatch):
+        """If splicing ever produced a program other than the rules' output, nothing is written."""
+        import codemods.api
+
+        source = "y = legacy_clip(1)\ntry:\n    pass\nexcept E :\n    pass\n"
+        (tree / "a.py").write_text(source)
+        monkeypatch.setattr(codemods.api, "splice", lambda original, roundtrip, rewritten: rewritten + "z = 2\n")
+        rc, out, err = run(capsys, "fix", "a.py", "-j1")
+        assert rc == 1 and (tree / "a.py").read_text() == source and "Rewriting" not in err
+        assert "a.py:1:1: TFC900 fixes not applied" in out
+
     def test_splice_unit(self):
         """`splice` applies the rules' edits to the original text and refuses overlapping ones."""
         original = "a = 1\nexcept_line :\nb = legacy\n\x0cc = 3\r"

@@ -249,6 +249,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
         col = int(match.group(2)) if match else 1
+        report.status, report.reason = "skipped", exc.reason
         _add(report, _unparsable(settings, display, exc.reason, cell_number, (line, col)))
         return None
     new_sources: Dict[int, str] = {}

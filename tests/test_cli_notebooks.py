@@ -167,6 +167,25 @@ class TestOneProgram:
         assert "fixes not applied: the code contains tfclip-migrate's cell-boundary marker text" in out
 
 
+    def test_program_parse_error_is_located_in_its_cell(self, nb_path, capsys, monkeypatch):
+        """When the program as a whole cannot be parsed (libcst refuses what CPython accepted), the
+        TFC900 names the cell and the line within it; the notebook is left unchanged."""
+        import codemods.api
+        from codemods._core import SourceError
+
+        raw = notebook(training_notebook())
+        nb_path.write_bytes(raw)
+
+        def refuse(source, options, path="-"):
+            line = source.splitlines().index("w = tf.compat.v1.get_variable(\"w\", initializer=np.full((4, 1), 0.1, np.float32))")
+            raise SourceError(f"cannot parse: simulated (line {line + 1}, column 3)")
+
+        monkeypatch.setattr(codemods.api, "migrate_source", refuse)
+        rc, out, _ = run(capsys, "fix", "train.ipynb")
+        assert rc == 1 and nb_path.read_bytes() == raw
+        assert out.startswith("train.ipynb:cell 3:6:3: TFC900 cannot parse: simulated")
+
+
 class TestLineEndings:
     def test_mixed_line_endings_kept(self, nb_path, capsys):
         """A notebook mixing CRLF and LF comes back with each untouched line's own ending, and the

@@ -12,8 +12,8 @@ Never imports TensorFlow.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, field, replace
+from typing import List, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper
 from codemods._base import DIAGNOSTICS_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY
 from codemods._core import (  # re-exported: the engine's public vocabulary
     Diagnostic,
+    FixSafety,
     Options,
     SourceError,
     decode_source,
@@ -29,6 +30,8 @@ from codemods._core import (  # re-exported: the engine's public vocabulary
     encode_source,
 )
 from codemods._registry import RULES
+from codemods._splice import SpliceConflict, line_mapper, splice
+from codemods.tfc900_unparsable_file import UnparsableFile
 
 
 @dataclass
@@ -47,13 +50,26 @@ def may_contain_targets(source: str, options: Options = Options()) -> bool:
     return any(rule.may_apply(source) for rule in active_rules(options))
 
 
-def _identifier_text(source: str) -> Optional[str]:
-    """Every identifier of the module (names, attributes, imports, keywords), one per line,
-    from CPython's fast ``ast``; None when ``ast`` cannot parse it (libcst may still)."""
+def _python3_tree(source: str) -> ast.Module:
+    """CPython's own parse of ``source``, or :class:`SourceError`.
+
+    libcst accepts some Python 2 (``except E, e:``) and crashes on some inputs CPython
+    rejects cleanly (1,500 nested brackets segfault its native parser; CPython's tokenizer
+    stops at 200). So nothing CPython cannot parse reaches libcst: such a file is TFC900.
+    """
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return ast.parse(source)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno}, column {exc.offset or 1})" if exc.lineno else ""
+        raise SourceError(f"cannot parse: {exc.msg}{where}") from None
+    except (RecursionError, MemoryError):
+        raise SourceError("cannot parse: too deeply nested or too large for the parser") from None
+    except ValueError as exc:  # e.g. source code string cannot contain null bytes
+        raise SourceError(f"cannot parse: {exc}") from None
+
+
+def _identifier_text(tree: ast.Module) -> str:
+    """Every identifier of the module (names, attributes, imports, keywords), one per line."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -78,27 +94,29 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
     rules = [rule for rule in active_rules(options) if rule.may_apply(source)]
     if not rules:
         return Result(code=source)
-    # Second, still cheap, stage: the tokens must be identifiers of the code, not words in
-    # docstrings or comments (TensorFlow's own sources say "minimize" in thousands of them).
-    identifiers = _identifier_text(source)
-    if identifiers is not None:
-        rules = [rule for rule in rules if rule.may_apply(identifiers)]
-        if not rules:
-            return Result(code=source)
+    # CPython must accept the file (see _python3_tree). Then a second, still cheap, stage:
+    # the tokens must be identifiers of the code, not words in docstrings or comments
+    # (TensorFlow's own sources say "minimize" in thousands of them).
+    identifiers = _identifier_text(_python3_tree(source))
+    rules = [rule for rule in rules if rule.may_apply(identifiers)]
+    if not rules:
+        return Result(code=source)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise SourceError(f"cannot parse: {exc.message} (line {exc.raw_line}, column {exc.raw_column})") from None
     except (RecursionError, ValueError) as exc:
         raise SourceError(f"cannot parse: {exc}") from None
-    diagnostics: List[Diagnostic] = []
-    code = source
+    roundtrip = module.code  # libcst's rendering of the unchanged file (not always == source)
+    # (diagnostics, index of the version the rule saw) -- positions are in that version
+    found: List[Tuple[List[Diagnostic], int]] = []
+    versions = [roundtrip]
     # One wrapper (no defensive copy: nodes are immutable) serves every rule until one of
     # them rewrites the module; metadata (scopes, qualified names) is then resolved once.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     cache: dict = {}
     for rule in rules:
-        if not rule.may_apply(code):
+        if not rule.may_apply(versions[-1]):
             continue
         if wrapper.module is not module:
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -113,13 +131,71 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
             apply_fixes=options.apply_fixes,
         )
         new_module = command.transform_module(module)
-        diagnostics.extend(context.scratch.get(DIAGNOSTICS_KEY, []))
+        found.append((list(context.scratch.get(DIAGNOSTICS_KEY, [])), len(versions) - 1))
         new_code = new_module.code
-        if new_code != code:  # libcst returns a new tree even when nothing changed
-            module, code = new_module, new_code
-    new_source = code
+        if new_code != versions[-1]:  # libcst returns a new tree even when nothing changed
+            module = new_module
+            versions.append(new_code)
+    diagnostics = _original_positions(found, versions)
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
-    return Result(code=new_source, diagnostics=diagnostics, changed=new_source != source)
+    code = versions[-1]
+    if code == roundtrip:  # no rule changed anything: the original text, byte for byte
+        return Result(code=source, diagnostics=diagnostics, changed=False)
+    if roundtrip != source:
+        try:
+            spliced = splice(source, roundtrip, code)
+        except SpliceConflict as conflict:
+            return _refused(source, options, path, conflict.line)
+        # The round-trip defects are layout only (whitespace, form feeds, CRs): the spliced
+        # text must be the very program the rules wrote, or nothing is written.
+        if not _same_program(spliced, code):
+            return _refused(source, options, path, 1)
+        code = spliced
+    return Result(code=code, diagnostics=diagnostics, changed=code != source)
+
+
+def _same_program(a: str, b: str) -> bool:
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: List[str]) -> List[Diagnostic]:
+    """Diagnostics with positions in the text as read: a rule that ran after another one
+    rewrote the module reported positions in the rewritten code (e.g. shifted by an added
+    import); map them back through each rewrite."""
+    mappers: dict = {}
+    out: List[Diagnostic] = []
+    for diagnostics, seen in found:
+        for diag in diagnostics:
+            line, col = diag.line, diag.col
+            for index in range(seen, 0, -1):
+                if index not in mappers:
+                    mappers[index] = line_mapper(versions[index - 1], versions[index])
+                line, col = mappers[index](line, col)
+            out.append(diag if (line, col) == (diag.line, diag.col) else replace(diag, line=line, col=col))
+    return out
+
+
+def _refused(source: str, options: Options, path: str, line: int) -> Result:
+    """The fixes touch a line libcst cannot reproduce byte for byte: change nothing, report
+    the findings (check mode) and why (TFC900, so the file is not silently left behind)."""
+    result = migrate_source(source, replace(options, apply_fixes=False), path=path)
+    if enabled(UnparsableFile.CODE, options):
+        result.diagnostics.append(
+            Diagnostic(
+                path,
+                line,
+                1,
+                UnparsableFile.CODE,
+                "fixes not applied: libcst cannot reproduce this line byte for byte (e.g. a space "
+                "before `:`, a form feed, a lone CR) and a fix touches it; file left unchanged",
+                FixSafety.NONE,
+            )
+        )
+        result.diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
+    return result
 
 
 def migrate_bytes(data: bytes, options: Options = Options(), *, path: str = "-") -> Tuple[bytes, Result]:

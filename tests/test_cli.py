@@ -1,7 +1,7 @@
 """Tests of the ``tfclip-migrate`` command (issue 4), mostly through ``main([...])`` in-process.
 
-A test-only rule (``TFC990``: ``legacy_clip`` -> ``modern_clip`` safe, ``risky_clip`` unsafe,
-``manual_clip`` no fix) is swapped into the registry so the CLI is tested independently of the
+Test-only rules (``tests/_cli_rules.py``; ``TFC990``: ``legacy_clip`` -> ``modern_clip`` safe,
+``risky_clip`` unsafe, ``manual_clip`` no fix) are swapped into the registry so the CLI is tested independently of the
 real rules; ``TestRealRules`` runs the seed snippet through the real TFC001.
 """
 
@@ -18,54 +18,20 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
+import _cli_rules
 import libcst as cst
 import pytest
 
-import codemods._files as files_mod
+import codemods._discovery as discovery_mod
+import codemods._notebooks as notebooks_mod
+import codemods._writes as writes_mod
 import codemods._registry
 import codemods.api
-from codemods._base import FixSafety, TfcCodemod
-from codemods.cli import main, unified_diff
+from _cli_rules import RenameRule
+from codemods._report import unified_diff
+from codemods.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-class RenameRule(TfcCodemod):
-    """Test-only rule: ``legacy_clip(x)`` -> ``modern_clip(x)``.
-
-    ## Fix safety
-    ``legacy_clip``: safe; ``risky_clip``: unsafe; ``manual_clip``: no fix.
-    """
-
-    CODE = "TFC990"
-    NAME = "test-rename"
-    SUMMARY = "test-only: `legacy_clip` -> `modern_clip`"
-    TOKENS = ("legacy_clip", "risky_clip", "manual_clip")
-    SAFETY = {"legacy_clip": FixSafety.SAFE, "risky_clip": FixSafety.UNSAFE, "manual_clip": FixSafety.NONE}
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        func = original_node.func
-        if not isinstance(func, cst.Name) or func.value not in self.SAFETY:
-            return updated_node
-        safety = self.SAFETY[func.value]
-        applied = self.may_fix(original_node, safety)
-        self.report(original_node, f"`{func.value}` is legacy: use `modern_clip`", fix=safety, applied=applied)
-        if applied:
-            return updated_node.with_changes(func=cst.Name("modern_clip"))
-        return updated_node
-
-
-class CrashRule(TfcCodemod):
-    """Test-only rule that crashes on ``boom_clip`` (an internal error)."""
-
-    CODE = "TFC991"
-    NAME = "test-crash"
-    SUMMARY = "test-only: crashes"
-    TOKENS = ("boom_clip",)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "boom_clip":
-            raise RuntimeError("rule exploded")
 
 
 LEGACY = "import numpy as np\n\n\ndef step(x):\n    return legacy_clip(x, 1.0)\n"
@@ -81,8 +47,7 @@ SEED = (
 @pytest.fixture
 def rules(monkeypatch):
     """Replace the registry by the test-only rules."""
-    monkeypatch.setattr(codemods.api, "RULES", (RenameRule, CrashRule))
-    monkeypatch.setattr(codemods._registry, "RULES", (RenameRule, CrashRule))
+    _cli_rules.install(monkeypatch)
 
 
 @pytest.fixture
@@ -176,7 +141,9 @@ class TestExitCodes:
             pytest.param(["fix", "--add-clip-norm", "-1", "a.py"], "must be a finite number > 0", id="bad-norm"),
             pytest.param(["fix", "--add-clip-norm", "nan", "a.py"], "must be a finite number > 0", id="nan-norm"),
             pytest.param(["check", "--jobs", "-3", "a.py"], "must be >= 0", id="bad-jobs"),
-            pytest.param(["fix", "--diff", "--format", "json", "a.py"], "--diff and --format json", id="diff-json"),
+            pytest.param(["check", "--select", "", "a.py"], "--select: empty rule selection", id="empty-select"),
+            pytest.param(["check", "--select", " , ", "a.py"], "--select: empty rule selection", id="blank-select"),
+            pytest.param(["check", "--max-file-size", "huge", "a.py"], "expected a size such as 4M", id="bad-size"),
             pytest.param(["check", "-", "a.py"], "cannot be combined", id="stdin-and-path"),
             pytest.param(["rules", "TFC999"], "unknown rule 'TFC999'", id="bad-rule"),
         ],
@@ -199,9 +166,10 @@ class TestExitCodes:
         def broken(*args, **kwargs):
             raise RuntimeError("worker died")
 
-        monkeypatch.setattr(files_mod, "discover", broken)
+        monkeypatch.setattr(discovery_mod, "discover", broken)
         rc, _, err = run(capsys, "check", ".")
-        assert rc == 2 and err == "tfclip-migrate: internal error: RuntimeError: worker died (rerun with --jobs 1 to narrow it down)\n"
+        assert rc == 2
+        assert err == "tfclip-migrate: error: internal error: RuntimeError: worker died (rerun with --jobs 1 to narrow it down)\n"
 
     def test_internal_error_exits_2_file_untouched(self, tree, capsys):
         """A crashing rule leaves its file byte-identical, the run goes on, exit 2."""
@@ -220,7 +188,8 @@ class TestExitCodes:
 
 class TestFixModes:
     def test_unsafe_fix_needs_flag(self, tree, capsys):
-        """Unsafe fixes are only reported by default and applied with `--unsafe-fixes`."""
+        """Unsafe fixes are only reported by default and applied with `--unsafe-fixes`; the summary
+        counts them in good English ("4 unsafe fixes")."""
         write(tree / "a.py", "risky_clip(1)\n")
         rc, out, err = run(capsys, "fix", "a.py", "-j1")
         assert rc == 1 and (tree / "a.py").read_text() == "risky_clip(1)\n"
@@ -229,6 +198,8 @@ class TestFixModes:
         rc, out, err = run(capsys, "fix", "--unsafe-fixes", "a.py", "-j1")
         assert rc == 1 and (tree / "a.py").read_text() == "modern_clip(1)\n"
         assert out == "" and "Rewriting a.py" in err
+        write(tree / "b.py", "risky_clip(1)\nrisky_clip(2)\nrisky_clip(3)\nrisky_clip(4)\n")
+        assert "4 unsafe fixes available: add --unsafe-fixes" in run(capsys, "check", "b.py", "-j1")[2]
 
     def test_diff_writes_nothing(self, tree, capsys):
         """`fix --diff` prints a unified diff, writes nothing (bytes and mtime kept), exits 1."""
@@ -271,12 +242,13 @@ class TestFixModes:
         assert rc == 1 and out.startswith("train.py:5:12: TFC990")
 
     def test_stdin_unparsable_echoes_input(self, tree, capsys, monkeypatch):
-        """Unparsable stdin is echoed unchanged to stdout (nothing lost), TFC900 on stderr, exit 1."""
-        src = b'print "x"\nlegacy_clip(1)\n'
+        """Unparsable stdin is echoed unchanged to stdout (nothing lost), TFC900 on stderr at
+        the line CPython names, exit 1."""
+        src = b'x = 1\nprint "x"\nlegacy_clip(1)\n'
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(src)))
         rc, out, err = run(capsys, "fix", "-")
         assert rc == 1 and out.encode() == src
-        assert "-:2:10: TFC900 cannot parse" in err
+        assert "-:2:1: TFC900 cannot parse: Missing parentheses in call to 'print'" in err
 
     def test_stdin_clean_exits_0(self, tree, capsys, monkeypatch):
         """`fix -` on clean input echoes it and exits 0."""
@@ -289,7 +261,9 @@ class TestFixModes:
         write(tree / "a.py", LEGACY + "risky_clip(2)\nmanual_clip(3)\n")
         rc, out, _ = run(capsys, "check", "--format", "json", "a.py", "-j1")
         assert rc == 1
-        rows = json.loads(out)
+        document = json.loads(out)
+        assert document["exit_code"] == 1 and document["files"] == [{"path": "a.py", "status": "unchanged", "reason": ""}]
+        rows = document["findings"]
         assert [(r["line"], r["col"], r["code"], r["fix"], r["applied"]) for r in rows] == [
             (5, 12, "TFC990", "safe", False),
             (6, 1, "TFC990", "unsafe", False),
@@ -302,8 +276,12 @@ class TestFixModes:
         """In `fix --format json` applied fixes are listed with `applied: true`."""
         write(tree / "a.py", LEGACY)
         rc, out, _ = run(capsys, "fix", "--format", "json", "a.py", "-j1")
-        rows = json.loads(out)
-        assert rc == 1 and [(r["code"], r["applied"]) for r in rows] == [("TFC990", True)]
+        document = json.loads(out)
+        assert rc == 1 and [(r["code"], r["applied"]) for r in document["findings"]] == [("TFC990", True)]
+        assert document["files"] == [{"path": "a.py", "status": "rewritten", "reason": ""}]
+        assert document["summary"]["rewritten"] == 1 and document["summary"]["findings_by_code"] == {
+            "TFC990": {"found": 1, "fixed": 1}
+        }
 
     def test_rules_list_and_doc(self, rules, capsys):
         """`rules` lists code, name and summary; `rules CODE` prints the rule's docstring."""
@@ -496,34 +474,26 @@ class TestBadInput:
         Tests run as root, for whom chmod 000 changes nothing, so the read is made to fail."""
         write(tree / "locked.py", LEGACY)
         write(tree / "ok.py", LEGACY)
-        real = files_mod.read_bytes
+        real = writes_mod.read_file
 
-        def read_bytes(path):
+        def read_file(path):
             if path.endswith("locked.py"):
                 raise PermissionError(13, "Permission denied", path)
             return real(path)
 
-        monkeypatch.setattr(files_mod, "read_bytes", read_bytes)
+        monkeypatch.setattr(writes_mod, "read_file", read_file)
         rc, out, err = run(capsys, "fix", ".", "-j1")
         assert rc == 1
         assert "locked.py:1:1: TFC900 cannot read: Permission denied (file left untouched)" in out
         assert (tree / "locked.py").read_text() == LEGACY and (tree / "ok.py").read_text() == FIXED
 
-    @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads chmod 000 files")
-    def test_unreadable_file_chmod(self, tree, capsys):
-        """A chmod 000 file is reported as unreadable (non-root only)."""
-        path = write(tree / "locked.py", LEGACY)
-        os.chmod(path, 0)
-        try:
-            rc, out, _ = run(capsys, "fix", "locked.py", "-j1")
-        finally:
-            os.chmod(path, 0o644)
-        assert rc == 1 and "TFC900 cannot read" in out
-
     def test_fifo_is_not_read(self, tree, capsys):
-        """A FIFO named like a Python file is skipped (reading it would block forever)."""
+        """A FIFO named like a Python file is never read (it would block forever): named, exit 2;
+        met in a walk it is skipped with a message."""
         os.mkfifo(tree / "pipe.py")
         rc, _, err = run(capsys, "check", "pipe.py", "-j1")
+        assert rc == 2 and "tfclip-migrate: error: pipe.py: not a regular file" in err
+        rc, _, err = run(capsys, "check", ".", "-j1")
         assert rc == 0 and "pipe.py: skipped: not a regular file" in err
 
     def test_interrupted_write_keeps_original(self, tree, capsys, monkeypatch):
@@ -536,7 +506,7 @@ class TestBadInput:
         monkeypatch.setattr(os, "replace", failing_replace)
         rc, _, err = run(capsys, "fix", "a.py", "-j1")
         assert rc == 2
-        assert "a.py: cannot write (file left untouched): No space left on device" in err
+        assert "a.py: not written (file left untouched): No space left on device" in err
         assert path.read_text() == LEGACY
         assert os.listdir(tree) == ["a.py"]
 
@@ -550,7 +520,7 @@ class TestBadInput:
 
         monkeypatch.setattr(os, "fsync", crash)
         with pytest.raises(KeyboardInterrupt):
-            files_mod.atomic_write(str(path), b"new content that is half written")
+            writes_mod.atomic_write(str(path), b"new content that is half written")
         monkeypatch.setattr(os, "fsync", real_fsync)
         assert path.read_text() == "original\n" and os.listdir(tmp_path) == ["a.py"]
 
@@ -588,7 +558,7 @@ class TestSymlinks:
         rc, out, err = run(capsys, "check", ".", "-j1")
         assert rc == 1 and out.count("TFC990") == 1
         rc, _, err = run(capsys, "check", "loop1", "-j1")
-        assert rc == 0 and "loop1: skipped: symlink loop" in err
+        assert rc == 2 and "tfclip-migrate: error: loop1: symlink loop" in err
 
     def test_explicit_symlink_inside_project(self, tree, capsys):
         """A symlink named explicitly is followed inside the project: target rewritten, link kept."""
@@ -599,18 +569,18 @@ class TestSymlinks:
         assert os.path.islink(tree / "link.py") and target.read_text() == FIXED
 
     def test_explicit_symlink_outside_project(self, tmp_path, tree, capsys):
-        """A symlink named explicitly that points outside the project is skipped with a message."""
+        """A symlink named explicitly that points outside the project is refused, named, exit 2."""
         outside = write(tmp_path / "elsewhere.py", LEGACY)
         os.symlink(outside, tree / "link.py")
         rc, _, err = run(capsys, "fix", "link.py", "-j1")
-        assert rc == 0 and "link.py: skipped: symlink points outside the project" in err
+        assert rc == 2 and "tfclip-migrate: error: link.py: symlink leads outside the project" in err
         assert outside.read_text() == LEGACY
 
     def test_broken_symlink(self, tree, capsys):
-        """A dangling symlink named explicitly is skipped with a clear message."""
+        """A dangling symlink named explicitly is an error naming it (exit 2)."""
         os.symlink("nowhere.py", tree / "dangling.py")
         rc, _, err = run(capsys, "check", "dangling.py", "-j1")
-        assert rc == 0 and "dangling.py: skipped: broken symlink" in err
+        assert rc == 2 and "tfclip-migrate: error: dangling.py: broken symlink" in err
 
 
 # --------------------------------------------------------------------------------------
@@ -696,26 +666,28 @@ class TestNotebooks:
         write(tree / "nb.ipynb", make_notebook([code_cell(["%%time\n", "x = 1\n", "legacy_clip(1)\n"])]))
         rc, out, _ = run(capsys, "check", "nb.ipynb", "-j1")
         assert rc == 1 and out.startswith("nb.ipynb:cell 1:3:1: TFC990")
-        masked = files_mod.mask_ipython("%%time\nx = 1\n!ls\n")
+        masked = notebooks_mod.mask_ipython("%%time\nx = 1\n!ls\n")
         assert masked.header == "%%time\n" and not masked.source.startswith("%%")
         added = "import tfclip_compat\n" + masked.source
         assert masked.unmask(added) == "%%time\nimport tfclip_compat\nx = 1\n!ls\n"
 
     def test_moved_magic_line_aborts_cell(self):
         """If a rewrite changes a placeholder line, unmasking refuses (the cell is left as it was)."""
-        masked = files_mod.mask_ipython("!ls\nx = 1\n")
+        masked = notebooks_mod.mask_ipython("!ls\nx = 1\n")
         assert masked.unmask(masked.source.replace("pass", "    pass")) is None
 
-    def test_bad_cell_reported_others_fixed(self, tree, capsys):
-        """An unparsable code cell is reported with its cell number; the other cells are still fixed."""
-        cells = [code_cell(['print "x"\n', "legacy_clip(1)\n"]), code_cell(["legacy_clip(2)\n"])]
-        write(tree / "nb.ipynb", make_notebook(cells))
+    def test_bad_cell_reported_notebook_report_only(self, tree, capsys):
+        """An unparsable code cell is reported at its cell and line; since the notebook is one
+        program and part of it is unknown, the other cells are reported, not rewritten."""
+        raw = make_notebook([code_cell(["x = 1\n", 'print "x"\n', "legacy_clip(1)\n"]), code_cell(["legacy_clip(2)\n"])])
+        write(tree / "nb.ipynb", raw)
         rc, out, _ = run(capsys, "fix", "nb.ipynb", "-j1")
-        assert rc == 1
-        assert out.startswith("nb.ipynb:cell 1:2:10: ")
-        assert "TFC900 cannot parse" in out and "(cell left untouched)" in out
-        new = json.loads((tree / "nb.ipynb").read_text())["cells"]
-        assert new[0]["source"] == cells[0]["source"] and new[1]["source"] == ["modern_clip(2)\n"]
+        assert rc == 1 and (tree / "nb.ipynb").read_bytes() == raw
+        lines = out.splitlines()
+        assert lines[0].startswith("nb.ipynb:1:1: TFC900 fixes not applied: cell 1 cannot be parsed")
+        assert lines[1].startswith("nb.ipynb:cell 1:2:1: TFC900 cannot parse: Missing parentheses")
+        assert lines[1].endswith("(cell left untouched)")
+        assert lines[2].startswith("nb.ipynb:cell 2:1:1: TFC990 [*]")
 
     def test_check_reports_cell_positions(self, tree, capsys):
         """Findings in notebooks are `path:cell N:line:col` (JSON: `cell` key)."""
@@ -724,7 +696,8 @@ class TestNotebooks:
         rc, out, _ = run(capsys, "check", "nb.ipynb", "-j1")
         assert rc == 1 and out.startswith("nb.ipynb:cell 2:2:1: TFC990 [*]")
         rc, out, _ = run(capsys, "check", "--format", "json", "nb.ipynb", "-j1")
-        assert json.loads(out)[0]["cell"] == 2 and json.loads(out)[0]["line"] == 2
+        finding = json.loads(out)["findings"][0]
+        assert finding["cell"] == 2 and finding["line"] == 2
 
     @pytest.mark.parametrize(
         "raw, reason",

@@ -1,0 +1,315 @@
+"""Per-file processing: read one file and run the engine on it (a ``.py`` module, or a
+notebook's code cells as one program). Runs in worker processes (``codemods._runner``)
+and never writes: the result (new bytes, a diff, findings) goes back to the main
+process, which alone writes files (``codemods._writes``), so a signal or a dying worker
+can never leave a half-done write behind.
+
+The engine (and with it libcst) is imported only for a file that passes the text
+pre-filter, so a run over files without any candidate token never loads libcst.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from codemods import _writes
+from codemods._discovery import Target
+from codemods.tfc900_unparsable_file import UnparsableFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from codemods._core import Diagnostic, Options
+
+UNPARSABLE_CODE = UnparsableFile.CODE
+_POSITION = re.compile(r"\(line (\d+), column (\d+)\)")
+_BYTE_POSITION = re.compile(r"in position (\d+)")
+
+# The default --max-file-size: 1 MiB of Python. Measured (README of docs/cli.md): a dense
+# 1 MB TF1 script costs about a minute of CPU and 1.1 GB; TensorFlow's largest .py is 0.68 MB.
+DEFAULT_MAX_SIZE = 1 << 20
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a worker needs to process one file (picklable)."""
+
+    options: "Options"
+    diff: bool = False  # compute a unified diff of the rewrite
+    report_unparsable: bool = True  # TFC900 selected
+    max_size: int = DEFAULT_MAX_SIZE  # bytes of Python a file may have to be parsed; 0 = any
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A diagnostic plus, for notebooks, the 1-based cell it is in."""
+
+    diagnostic: "Diagnostic"
+    cell: Optional[int] = None
+
+    @property
+    def code(self) -> str:
+        return self.diagnostic.code
+
+    def format(self) -> str:
+        """``path:line:col: CODE message`` (``path:cell N:line:col: ...`` in notebooks)."""
+        diag = self.diagnostic
+        if self.cell is not None:
+            diag = dataclasses.replace(diag, path=f"{diag.path}:cell {self.cell}")
+        return diag.format()
+
+    def to_json(self) -> Dict[str, Any]:
+        data = self.diagnostic.to_json()
+        data["cell"] = self.cell
+        return data
+
+
+@dataclass
+class FileReport:
+    """The outcome for one file. ``status``: ``unchanged``, ``changed`` (new content
+    computed), ``skipped`` (could not be analysed: TFC900) or ``error`` (not processed or
+    not written: exit 2). ``written`` is set by the main process after the write."""
+
+    display: str
+    status: str = "unchanged"
+    reason: str = ""
+    parsed: bool = False  # False: the text pre-filter ruled the file out
+    findings: List[Finding] = field(default_factory=list)
+    new: Optional[bytes] = None  # the rewritten bytes (status "changed")
+    diff: Optional[bytes] = None  # unified diff, in the file's own encoding
+    encoding: str = "utf-8"
+    snapshot: Optional[_writes.Snapshot] = None
+    digest: Optional[str] = None  # of the bytes read (compare-and-swap)
+    written: bool = False
+
+    def not_written(self, reason: str) -> None:
+        """The new content was not written: an error, and no fix counts as applied."""
+        self.status = "error"
+        self.reason = reason
+        self.written = False
+        self.findings = [
+            Finding(dataclasses.replace(f.diagnostic, applied=False), f.cell) if f.diagnostic.applied else f
+            for f in self.findings
+        ]
+
+
+def _may_contain_targets(text: str, options: "Options") -> bool:
+    """The text pre-filter. Until the rules are loaded (the first file that passes loads them)
+    it is read from the libcst-free table in ``codemods._core``, so a run over files without
+    any candidate token never imports libcst; tests/test_prefilter.py keeps the two equal."""
+    if "codemods._registry" not in sys.modules:
+        from codemods._core import may_contain_targets_static
+
+        return may_contain_targets_static(text, options)
+    from codemods.api import may_contain_targets
+
+    return may_contain_targets(text, options)
+
+
+def _unparsable(
+    settings: Settings, display: str, reason: str, cell: Optional[int] = None, position: Optional[Tuple[int, int]] = None
+) -> Optional[Finding]:
+    if not settings.report_unparsable:
+        return None
+    from codemods._core import Diagnostic, FixSafety
+
+    line, col = position or (1, 1)
+    match = _POSITION.search(reason)
+    if match and position is None:
+        line, col = int(match.group(1)), max(int(match.group(2)), 1)
+    where = "cell left untouched" if cell is not None else "file left untouched"
+    message = f"{reason} ({where})"
+    return Finding(Diagnostic(display, line, col, UNPARSABLE_CODE, message, FixSafety.NONE), cell)
+
+
+def _skip(settings: Settings, report: FileReport, reason: str, position: Optional[Tuple[int, int]] = None) -> None:
+    report.status = "skipped"
+    report.reason = reason
+    report.findings = []
+    finding = _unparsable(settings, report.display, reason, position=position)
+    if finding is not None:
+        report.findings.append(finding)
+
+
+def _decode_position(data: bytes, reason: str) -> Optional[Tuple[int, int]]:
+    """Line and column of the byte a decoding error names (``... in position 17``)."""
+    match = _BYTE_POSITION.search(reason)
+    if not match:
+        return None
+    offset = int(match.group(1))
+    if data.startswith(b"\xef\xbb\xbf"):
+        offset += 3
+    before = data[:offset]
+    return before.count(b"\n") + 1, offset - (before.rfind(b"\n") + 1) + 1
+
+
+def _too_large(settings: Settings, size: int) -> Optional[str]:
+    if settings.max_size and size > settings.max_size:
+        return (
+            f"too large to analyse: {_size_text(size)} of Python is over the {_size_text(settings.max_size)} "
+            "limit (raise it with --max-file-size or `max-file-size` in [tool.tfclip-migrate])"
+        )
+    return None
+
+
+def _size_text(size: int) -> str:
+    for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= factor:
+            return f"{size / factor:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def _process_python(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
+    from codemods._core import SourceError, decode_source
+
+    if b"\x00" in data:  # before decoding: a clearer reason than a failed encoding guess
+        _skip(settings, report, "binary file (contains NUL bytes)")
+        return None
+    try:
+        text, encoding, _ = decode_source(data, path=display)
+    except SourceError as exc:
+        _skip(settings, report, exc.reason, _decode_position(data, exc.reason))
+        return None
+    report.encoding = encoding
+    if not _may_contain_targets(text, settings.options):
+        return None
+    too_large = _too_large(settings, len(data))
+    if too_large:
+        _skip(settings, report, too_large)
+        return None
+    from codemods.api import migrate_bytes
+
+    report.parsed = True
+    try:
+        new, result = migrate_bytes(data, settings.options, path=display)
+    except SourceError as exc:
+        _skip(settings, report, exc.reason)
+        return None
+    report.findings = [Finding(d) for d in result.diagnostics]
+    return new if result.changed else None
+
+
+def _process_notebook(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
+    """The notebook's code cells analysed as one program, each cell written back in place."""
+    import ast
+
+    from codemods import _notebooks
+
+    try:
+        nb = _notebooks.load_notebook(data)
+    except _notebooks.NotebookError as exc:
+        _skip(settings, report, exc.reason)
+        return None
+    if _notebooks.notebook_language(nb) != "python":
+        return None
+    options = settings.options
+    cells = list(nb.code_cells())
+    if not _may_contain_targets("\n".join(source for _, source in cells), options):
+        return None
+    report.parsed = True
+    notes: List[str] = []  # why fixes are not applied (notebook-level TFC900 notes)
+    masked: List[Tuple[int, "_notebooks.MaskedCell"]] = []
+    for number, source in cells:
+        cell = _notebooks.mask_ipython(source, number)
+        if cell is None:
+            continue  # a %%bash-style cell: not Python
+        try:
+            ast.parse(cell.source)
+        except SyntaxError as exc:
+            where = (exc.lineno or 1) + cell.line_offset, exc.offset or 1
+            _add(report, _unparsable(settings, display, f"cannot parse: {exc.msg}", number, where))
+            notes.append(f"cell {number} cannot be parsed, so the notebook cannot be analysed as one program")
+            continue
+        except (ValueError, RecursionError, MemoryError):
+            _add(report, _unparsable(settings, display, "cannot parse: too deeply nested or too large", number))
+            notes.append(f"cell {number} cannot be parsed, so the notebook cannot be analysed as one program")
+            continue
+        masked.append((number, cell))
+    if not masked:
+        return None
+    if any(_notebooks.has_boundary_tag(cell.source) for _, cell in masked):
+        notes.append("the code contains tfclip-migrate's cell-boundary marker text")
+    program = _notebooks.build_program(masked)
+    too_large = _too_large(settings, len(program.source.encode("utf-8")))
+    if too_large:
+        _skip(settings, report, too_large)
+        return None
+    if options.apply_fixes and nb.layout is None:
+        notes.append("cannot reproduce the notebook's JSON layout")  # writing would change more than cells
+    apply = options.apply_fixes and not notes
+    from codemods._core import SourceError
+    from codemods.api import migrate_source
+
+    run_options = dataclasses.replace(options, apply_fixes=apply)
+    try:
+        result = migrate_source(program.source, run_options, path=display)
+    except SourceError as exc:
+        match = _POSITION.search(exc.reason)
+        cell_number, line = program.locate(int(match.group(1)) if match else 1)
+        col = int(match.group(2)) if match else 1
+        report.status, report.reason = "skipped", exc.reason
+        _add(report, _unparsable(settings, display, exc.reason, cell_number, (line, col)))
+        return None
+    new_sources: Dict[int, str] = {}
+    if result.changed:
+        try:
+            new_sources = program.split(result.code)
+        except _notebooks.CellBoundaryError as exc:
+            notes.append(exc.reason)
+            result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display)
+    for note in notes if options.apply_fixes else []:
+        _add(report, _unparsable(settings, display, f"fixes not applied: {note}"))
+    for diag in result.diagnostics:
+        cell_number, line = program.locate(diag.line)
+        report.findings.append(Finding(dataclasses.replace(diag, line=line), cell_number))
+    report.findings.sort(key=lambda f: (f.cell or 0, f.diagnostic.line, f.diagnostic.col, f.code))
+    for number, source in new_sources.items():
+        nb.set_source(number, source)
+    return nb.dump() if new_sources else None
+
+
+def _add(report: FileReport, finding: Optional[Finding]) -> None:
+    if finding is not None:
+        report.findings.append(finding)
+
+
+def process(settings: Settings, target: Target, data: Optional[bytes] = None) -> FileReport:
+    """Read and migrate one file (``data``: its bytes, for stdin); never raises ``Exception``,
+    never writes."""
+    report = FileReport(display=target.display)
+    try:
+        if data is None:
+            try:
+                data, report.snapshot = _writes.read_file(target.real)
+            except OSError as exc:
+                _skip(settings, report, f"cannot read: {_writes.describe_os_error(exc)}")
+                return report
+        handler = _process_notebook if target.notebook else _process_python
+        new = handler(settings, target.display, data, report)
+        if new is not None and new != data:
+            report.status = "changed"
+            report.new = new
+            report.digest = _writes.digest(data)
+            if settings.diff:
+                from codemods._report import unified_diff_bytes
+
+                report.diff = unified_diff_bytes(data, new, target.display)
+    except RecursionError:  # a rule recursed too deep on this file: leave it alone, go on
+        _skip(settings, report, "too deeply nested for the rules (RecursionError)")
+        report.new = report.diff = None
+    except Exception as exc:  # a rule crashed: report it, leave the file alone, go on
+        report.status = "error"
+        report.reason = f"internal error, file left untouched: {type(exc).__name__}: {exc}"
+        report.findings = []
+        report.new = report.diff = None
+    return report
+
+
+def crashed(settings: Settings, target: Target, how: str) -> FileReport:
+    """The report for a file whose worker process died (e.g. a native parser crash)."""
+    report = FileReport(display=target.display)
+    _skip(settings, report, f"the parser crashed on this file: {how}")
+    report.parsed = True
+    return report

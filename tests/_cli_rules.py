@@ -1,0 +1,116 @@
+"""Test-only rules for the CLI tests, and a ``python tests/_cli_rules.py ARGS`` entry point
+that runs ``tfclip-migrate`` with them in place of the real registry (for tests that need a
+real subprocess: signals, permissions, crashing workers).
+
+* ``TFC990`` (:class:`RenameRule`): ``legacy_clip`` -> ``modern_clip`` (safe), ``risky_clip``
+  (unsafe), ``manual_clip`` (no fix).
+* ``TFC991`` (:class:`CrashRule`): raises on ``boom_clip`` (an internal error).
+* ``TFC992`` (:class:`GateRule`): on ``gate_clip``, writes ``started-<pid>`` into the directory
+  ``$TFCLIP_TEST_GATE`` and waits (up to 60 s) until a file ``go`` appears there -- so a test
+  can act (edit a file, send a signal) while the CLI is in the middle of a file.
+* ``TFC993`` (:class:`SegfaultRule`): on ``segv_clip``, kills its own process with SIGSEGV,
+  as a crashing native parser would.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import libcst as cst
+
+from codemods._base import FixSafety, TfcCodemod
+
+
+class RenameRule(TfcCodemod):
+    """Test-only rule: ``legacy_clip(x)`` -> ``modern_clip(x)``.
+
+    ## Fix safety
+    ``legacy_clip``: safe; ``risky_clip``: unsafe; ``manual_clip``: no fix.
+    """
+
+    CODE = "TFC990"
+    NAME = "test-rename"
+    SUMMARY = "test-only: `legacy_clip` -> `modern_clip`"
+    TOKENS = ("legacy_clip", "risky_clip", "manual_clip")
+    SAFETY = {"legacy_clip": FixSafety.SAFE, "risky_clip": FixSafety.UNSAFE, "manual_clip": FixSafety.NONE}
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = original_node.func
+        if not isinstance(func, cst.Name) or func.value not in self.SAFETY:
+            return updated_node
+        safety = self.SAFETY[func.value]
+        applied = self.may_fix(original_node, safety)
+        self.report(original_node, f"`{func.value}` is legacy: use `modern_clip`", fix=safety, applied=applied)
+        if applied:
+            return updated_node.with_changes(func=cst.Name("modern_clip"))
+        return updated_node
+
+
+class CrashRule(TfcCodemod):
+    """Test-only rule that crashes on ``boom_clip`` (an internal error)."""
+
+    CODE = "TFC991"
+    NAME = "test-crash"
+    SUMMARY = "test-only: crashes"
+    TOKENS = ("boom_clip",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "boom_clip":
+            raise RuntimeError("rule exploded")
+
+
+class GateRule(TfcCodemod):
+    """Test-only rule that waits at ``gate_clip`` until the test opens the gate."""
+
+    CODE = "TFC992"
+    NAME = "test-gate"
+    SUMMARY = "test-only: waits for the test"
+    TOKENS = ("gate_clip",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value == "gate_clip"):
+            return
+        gate = os.environ["TFCLIP_TEST_GATE"]
+        with open(os.path.join(gate, f"started-{os.getpid()}"), "w"):
+            pass
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.path.join(gate, "go")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+class SegfaultRule(TfcCodemod):
+    """Test-only rule whose process dies of SIGSEGV at ``segv_clip``."""
+
+    CODE = "TFC993"
+    NAME = "test-segfault"
+    SUMMARY = "test-only: segfaults"
+    TOKENS = ("segv_clip",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "segv_clip":
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+
+TEST_RULES = (RenameRule, CrashRule, GateRule, SegfaultRule)
+
+
+def install(monkeypatch=None) -> None:
+    """Swap the registry for :data:`TEST_RULES` (with ``monkeypatch``: undone after the test)."""
+    import codemods._registry
+    import codemods.api
+
+    for module in (codemods.api, codemods._registry):
+        if monkeypatch is not None:
+            monkeypatch.setattr(module, "RULES", TEST_RULES)
+        else:
+            module.RULES = TEST_RULES
+
+
+if __name__ == "__main__":
+    install()
+    from codemods.cli import main
+
+    sys.exit(main(sys.argv[1:]))

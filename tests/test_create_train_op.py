@@ -1,6 +1,6 @@
 """``tfclip_compat`` vs the TF 1.15 ``tf.contrib.training`` reference, trained in graph mode.
 
-Every public function of ``tfclip_compat._training`` is driven through >= 10 training steps of a
+Every public function of ``tfclip_compat._contrib.training`` is driven through >= 10 training steps of a
 tiny model (dense + embedding lookup, so both dense and ``IndexedSlices`` gradients) and compared
 with ``tests/reference/contrib_training.py`` (rtol 1e-5 on trained variables, losses, global step).
 """

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from reference import contrib_layers as ref
 import tfclip_compat as tfc
-from tfclip_compat import _layers as shim_layers
+from tfclip_compat._contrib import layers as shim_layers
 
 v1 = tf.compat.v1
 STEPS = 10

@@ -2,38 +2,23 @@
 
 Adaptive clipping (arXiv:1412.1602, section 3.2.1): keep moving averages of ``log(norm)``
 and ``log(norm)**2``; when the global norm exceeds ``exp(mean + std_factor * std)`` scale the
-gradients down to norm ``exp(mean)``. Also available as a composable transform,
-:class:`AdaptiveClipping`, for :func:`tfclip_compat.wrap_optimizer`.
+gradients down to norm ``exp(mean)``. The same rule as a composable, checkpointable transform
+is :class:`tfclip_compat.AdaptiveClipping` (``tfclip_compat._transforms.adaptive``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from tfclip_compat import _clip
 from tfclip_compat._tf import tf
-from tfclip_compat._transform import GradientTransform, TransformResult
-from tfclip_compat._transforms import _after, _f32, _no_autograph, _read, state_variable
+from tfclip_compat._transforms._util import _f32, _no_autograph
+from tfclip_compat._transforms.adaptive import _apply_factor, _check_args, _factor
 
 _v1 = tf.compat.v1
 GradsAndVars = List[Tuple[Any, Any]]
 
-__all__ = ["AdaptiveClipping", "adaptive_clipping_fn"]
-
-
-def _check_args(std_factor: Any, decay: Any, static_max_norm: Any, epsilon: Any) -> None:
-    for argument, value in (("std_factor", std_factor), ("decay", decay), ("epsilon", epsilon)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{argument} must be a number, got {value!r}.")
-    if not 0.0 <= decay <= 1.0:
-        raise ValueError(f"decay must be in [0, 1], got {decay!r}.")
-    if epsilon <= 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
-    if static_max_norm is not None:
-        if isinstance(static_max_norm, bool) or not isinstance(static_max_norm, (int, float)):
-            raise TypeError(f"static_max_norm must be a positive number or None, got {static_max_norm!r}.")
-        if not static_max_norm > 0:
-            raise ValueError(f"static_max_norm must be > 0, got {static_max_norm!r}.")
+__all__ = ["adaptive_clipping_fn"]
 
 
 def _moving_average_update(variable: Any, value: Any, decay: Any) -> Any:
@@ -58,26 +43,6 @@ def _max_norm(
     variance = sq_mean - tf.square(mean)
     std = tf.sqrt(tf.maximum(epsilon, variance))
     return tf.exp(mean + std_factor * std), mean
-
-
-def _apply_factor(grads: Sequence[Any], factor: Any) -> List[Any]:
-    out: List[Any] = []
-    for grad in grads:
-        if grad is None:
-            out.append(None)
-        elif isinstance(grad, tf.IndexedSlices):
-            f = tf.cast(factor, grad.values.dtype)
-            out.append(tf.IndexedSlices(grad.values * f, grad.indices, grad.dense_shape))
-        else:
-            out.append(grad * tf.cast(factor, grad.dtype))
-    return out
-
-
-def _factor(norm: Any, max_norm: Any, log_mean: Any, static_max_norm: Optional[float]) -> Any:
-    factor = tf.where(norm < max_norm, tf.ones_like(norm), tf.exp(log_mean) / norm)
-    if static_max_norm is not None:
-        factor = tf.minimum(static_max_norm / norm, factor)
-    return factor
 
 
 class _EagerState(tf.Module):
@@ -174,80 +139,3 @@ def adaptive_clipping_fn(
 
     gradient_clipping.state = state  # type: ignore[attr-defined]
     return gradient_clipping
-
-
-class AdaptiveClipping(GradientTransform):
-    """``adaptive_clipping_fn`` as a composable, checkpointable, distribution-safe transform.
-
-    Same rule (arXiv:1412.1602 §3.2.1): moving averages of ``log(norm)`` and ``log(norm)**2``
-    with ``decay``; scale to norm ``exp(mean)`` when the norm exceeds
-    ``exp(mean + std_factor * std)``; ``static_max_norm`` caps it. ``quick_start=True`` uses
-    the number of norms recorded so far as TF 1.15's ``global_step`` (``decay = min(decay,
-    n / (n + 1))``), without needing a global step. Skipped steps: non-finite norms are not
-    recorded (TF 1.15 recorded them and its averages became inf/NaN for good); a step skipped
-    by another transform or the policy is still recorded. Stats: common ones plus
-    ``clip_threshold`` (the adaptive max norm).
-    """
-
-    def __init__(
-        self,
-        std_factor: float = 2.0,
-        decay: float = 0.95,
-        static_max_norm: Optional[float] = None,
-        epsilon: float = 1e-8,
-        quick_start: bool = False,
-        name: Optional[str] = None,
-    ) -> None:
-        super().__init__(name=name or "adaptive_clipping")
-        _check_args(std_factor, decay, static_max_norm, epsilon)
-        self.std_factor = float(std_factor)
-        self.decay = float(decay)
-        self.static_max_norm = None if static_max_norm is None else float(static_max_norm)
-        self.epsilon = float(epsilon)
-        self.quick_start = bool(quick_start)
-        self.mean: Optional[tf.Variable] = None
-
-    @_no_autograph
-    def build(self, var_list: Sequence[Any]) -> None:
-        """Create the moving averages and the count."""
-        if self.mean is None:
-            with tf.name_scope(self.name):
-                self.mean = state_variable(0.0, "mean")
-                self.sq_mean = state_variable(0.0, "sq_mean")
-                self.count = state_variable(0, "count", dtype=tf.int64)
-
-    @_no_autograph
-    def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
-        """Clip adaptively and update the averages (finite norms only)."""
-        self.build([v for _, v in grads_and_vars])
-        assert self.mean is not None
-        gvs = list(grads_and_vars)
-        grads = [g for g, _ in gvs]
-        norm = _f32(_clip.global_norm(grads))
-        mean, sq_mean, count = _read(self.mean), _read(self.sq_mean), _read(self.count)
-        decay: Any = tf.constant(self.decay)
-        if self.quick_start:
-            n = tf.cast(count, tf.float32)
-            decay = tf.minimum(decay, n / (n + 1.0))
-        log_norm = tf.math.log(norm + self.epsilon)
-        finite = tf.math.is_finite(norm)
-        new_mean = tf.where(finite, mean - (mean - log_norm) * (1.0 - decay), mean)
-        new_sq = tf.where(finite, sq_mean - (sq_mean - tf.square(log_norm)) * (1.0 - decay), sq_mean)
-        std = tf.sqrt(tf.maximum(self.epsilon, new_sq - tf.square(new_mean)))
-        max_norm = tf.exp(new_mean + self.std_factor * std)
-        factor = _factor(norm, max_norm, new_mean, self.static_max_norm)
-        out = list(zip(_apply_factor(grads, factor), [v for _, v in gvs]))
-        stats = {
-            "global_norm": norm,
-            "clipped_global_norm": norm * factor,
-            "clipped": _f32(factor < 1.0),
-            "clip_threshold": max_norm,
-        }
-        with tf.control_dependencies([factor, max_norm]):
-            updates = [
-                self.mean.assign(new_mean),
-                self.sq_mean.assign(new_sq),
-                self.count.assign(count + tf.cast(finite, tf.int64)),
-            ]
-        out, stats = _after(updates, out, stats)
-        return TransformResult(out, None, stats)

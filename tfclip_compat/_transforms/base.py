@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from tfclip_compat import _fast_norm
 from tfclip_compat._tf import tf
 
 GradsAndVars = List[Tuple[Any, Any]]
@@ -98,33 +97,6 @@ def check_clip_norm(clip_norm: Any, argument: str = "clip_norm") -> Any:
     return clip_norm
 
 
-class ClipByGlobalNorm(GradientTransform):
-    """Clip all gradients by their global norm (``tfclip_compat.clip_by_global_norm``).
-
-    Stats: ``global_norm`` (before clipping, float32 for half-precision gradients) and
-    ``clipped_global_norm`` (after clipping).
-
-    Uses the grouped fast global norm (:func:`tfclip_compat.fast_clip_by_global_norm`): same
-    semantics as ``clip_by_global_norm`` (float32 accumulation, dense norm of sparse
-    gradients, NaN outputs for a non-finite norm), equal up to the summation order of the
-    squares, with a handful of ops per group of same-shape variables instead of ~3 per
-    variable (see ``benchmarks/fast_norm.py``).
-    """
-
-    def __init__(self, clip_norm: Any, name: Optional[str] = None) -> None:
-        super().__init__(name=name or "clip_by_global_norm")
-        self.clip_norm = check_clip_norm(clip_norm)
-
-    def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
-        """Clip by the global norm; see the class docstring."""
-        grads_and_vars = list(grads_and_vars)
-        grads = [g for g, _ in grads_and_vars]
-        clipped, norm = _fast_norm.fast_clip_by_global_norm(grads, self.clip_norm)
-        clip_norm = tf.cast(self.clip_norm, norm.dtype)
-        stats = {"global_norm": norm, "clipped_global_norm": tf.minimum(norm, clip_norm)}
-        return TransformResult(list(zip(clipped, [v for _, v in grads_and_vars])), None, stats)
-
-
 class Chain(GradientTransform):
     """Apply several transforms in order (``optax.chain`` style)."""
 
@@ -154,4 +126,4 @@ class Chain(GradientTransform):
         return TransformResult(gvs, skip, stats)
 
 
-__all__ = ["Chain", "ClipByGlobalNorm", "GradientTransform", "TransformResult", "check_clip_norm"]
+__all__ = ["Chain", "GradientTransform", "TransformResult", "check_clip_norm"]

@@ -144,7 +144,12 @@ def wrap_optimizer(
 
 
 def clip_gradients_by_norm(
-    optimizer: Any, clip_norm: Any, *, nonfinite: str = "propagate", summaries: bool = False
+    optimizer: Any,
+    clip_norm: Any,
+    *,
+    nonfinite: str = "propagate",
+    summaries: bool = False,
+    norm: str = "tf1",
 ) -> Any:
     """Return an optimizer that clips gradients by their GLOBAL norm before applying them.
 
@@ -155,30 +160,37 @@ def clip_gradients_by_norm(
         train_op = optimizer.minimize(loss, global_step=global_step)
 
     Given a ``tf.compat.v1.train.Optimizer`` it returns a ``tf.compat.v1.train.Optimizer`` named
-    ``"ClipByNorm" + optimizer.get_name()``; given a Keras optimizer, an object with Keras'
-    ``apply_gradients`` / ``apply`` contract that proxies everything else. Unlike contrib:
-    ``variables()`` and ``tf.train.Checkpoint`` see the inner optimizer's state; the norm is
-    robust (float32 accumulation for float16/bfloat16, duplicate IndexedSlices indices); in a
-    tf.distribute replica context the norm is that of the cross-replica aggregated gradient.
+    ``"ClipByNorm" + optimizer.get_name()`` that trains bit for bit as TF 1.15's did
+    (``tf.clip_by_global_norm``'s ops; a sparse gradient counts by the norm of its
+    ``.values``) and whose ``variables()`` is ``[]`` as TF 1.15's, so
+    ``Saver(tf.trainable_variables() + opt.variables())`` matches old checkpoints;
+    ``tf.train.Checkpoint`` and ``get_slot`` see the inner optimizer's state. Given a Keras
+    optimizer, an object with Keras' ``apply_gradients`` / ``apply`` contract. Beyond
+    TF 1.15: in a tf.distribute replica context the norm is that of the cross-replica
+    aggregated gradient; ``nonfinite=`` policies; ``norm="exact"`` / ``"fast"``.
 
     Args:
       optimizer: a ``tf.compat.v1.train.Optimizer`` or Keras optimizer instance.
-      clip_norm: a positive scalar (number or 0-D tensor): the global-norm threshold.
+      clip_norm: a finite scalar > 0 (number or 0-D tensor): the global-norm threshold.
       nonfinite: ``"propagate"`` (TF1 behaviour), ``"skip"`` or ``"raise"``; see
         ``tfclip_compat._nonfinite``.
       summaries: write the pre- and post-clip global norm as scalar summaries
         (``<name>/global_norm``, ``<name>/clipped_global_norm``).
+      norm: ``"tf1"`` (default, TF 1.15 bit for bit), ``"exact"`` (the dense norm of sparse
+        gradients with repeated indices, float32 accumulation for float16/bfloat16) or
+        ``"fast"`` (``"exact"`` with grouped summation); see ``tfclip_compat._norms``.
 
     Raises:
       TypeError: ``optimizer`` is not an optimizer instance, or ``clip_norm`` is not a number.
-      ValueError: ``clip_norm`` is not a positive scalar, or ``nonfinite`` is unknown.
+      ValueError: ``clip_norm`` is not a finite positive scalar, or ``nonfinite`` / ``norm``
+        is unknown.
     """
     _nonfinite.check_policy(nonfinite)
     if isinstance(optimizer, V1Optimizer):
         return clip_gradients_by_norm_v1(
-            optimizer, clip_norm, nonfinite=nonfinite, summaries=summaries
+            optimizer, clip_norm, nonfinite=nonfinite, summaries=summaries, norm=norm
         )
-    transform = ClipByGlobalNorm(clip_norm)
+    transform = ClipByGlobalNorm(clip_norm, norm=norm)
     if is_keras_optimizer(optimizer):
         name = "ClipByNorm" + type(optimizer).__name__
     else:

@@ -13,12 +13,18 @@ every ``apply_gradients``, runs the same pipeline (:class:`_Pipeline`):
 2. in a tf.distribute replica context, all-reduce (SUM) the gradients across replicas, so
    the transform sees the *aggregated* gradient, identical on every replica;
 3. ``nonfinite="raise"``: check every gradient, naming the variable;
-4. run the :class:`~tfclip_compat._transform.GradientTransform` (built once, under
+4. run the :class:`~tfclip_compat._transforms.base.GradientTransform` (built once, under
    ``init_scope``, before any cond) -> ``(grads_and_vars, skip, stats)``;
 5. optional summaries of ``stats`` (``tf.compat.v1.summary`` in graph mode, ``tf.summary``
    in eager / ``tf.function``);
-6. apply with the inner optimizer, conditionally when the transform asked to skip or
-   ``nonfinite="skip"`` and the gradients are not finite (``_nonfinite``).
+6. the non-finite policies look at what is *applied*, the transform's output: ``"raise"``
+   checks it too (a finite input can become NaN, e.g. with an infinite run-time threshold),
+   ``"skip"`` skips when any output gradient is not finite;
+7. apply with the inner optimizer, conditionally when the transform asked to skip or
+   ``nonfinite="skip"`` found a non-finite gradient (``_nonfinite``). Under
+   ``nonfinite="raise"`` every op of the update (variables, slots, beta powers,
+   ``global_step``, Keras ``iterations``) has a control dependency on every check, so a
+   failing step changes nothing, in graph mode and in ``tf.function`` alike.
 
 Replica context: the inner optimizer always all-reduces (SUMs) what it is given. To make it
 apply the already aggregated, transformed gradient exactly once, replica 0 passes the
@@ -27,9 +33,11 @@ replicas apply bit-for-bit what one device applies to the aggregated gradient). 
 second all-reduce per step. The skip cond is built in cross-replica context (like Keras'
 ``LossScaleOptimizer``), because strategies forbid a replica-context cond around ``merge_call``.
 
-So ``clip_gradients_by_norm(opt, c)`` is ``wrap_optimizer(opt, ClipByGlobalNorm(c))`` and new
-transforms (AGC, AutoClip, ZClip, skip-on-spike, ``Chain`` of them) plug in without touching
-the wrappers.
+So ``clip_gradients_by_norm(opt, c)`` is ``wrap_optimizer(opt, ClipByGlobalNorm(c))`` (for v1
+optimizers with ``variables()`` as TF 1.15's contrib: ``tfclip_compat._contrib.estimator``) and
+new transforms (AGC, AutoClip, ZClip, skip-on-spike, ``Chain`` of them) plug in without
+touching the wrappers. Everything here runs as plain graph code: AutoGraph is told not to
+convert it (``_no_autograph``), so a user's ``tf.function`` neither rewrites nor warns about it.
 """
 
 from __future__ import annotations
@@ -38,10 +46,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tfclip_compat import _nonfinite
 from tfclip_compat._tf import V1Optimizer, tf
-from tfclip_compat._transforms.base import GradientTransform, TransformResult
+from tfclip_compat._transforms.base import Chain, GradientTransform, TransformResult
 
 GradsAndVars = List[Tuple[Any, Any]]
 _TRANSFORM_CHECKPOINT_NAME = "gradient_transform"
+#: The pipeline and the wrappers' methods are graph-building code: AutoGraph must not convert
+#: them (it would only warn on the empty ``GradientTransform.build``).
+_no_autograph = tf.autograph.experimental.do_not_convert
 
 
 def _scalar_metadata() -> Any:
@@ -97,8 +108,11 @@ def _validate_grads_and_vars(grads_and_vars: Any) -> GradsAndVars:
         ) from None
     if not pairs:
         raise ValueError(
-            "grads_and_vars is empty: there are no (gradient, variable) pairs to apply. Check "
-            "that the loss depends on trainable variables (or pass var_list)."
+            "grads_and_vars is empty: there are no (gradient, variable) pairs to apply. If this "
+            "is a Keras optimizer's apply(grads) without trainable_variables, the optimizer has "
+            "no variables yet: call optimizer.build(variables) first or pass "
+            "trainable_variables=; otherwise check that the loss depends on trainable "
+            "variables (or pass var_list)."
         )
     for p in pairs:
         if len(p) != 2:
@@ -121,7 +135,9 @@ class _Pipeline:
         self.name = name
         self._built = False
 
+    @_no_autograph
     def build(self, var_list: Sequence[Any]) -> None:
+        """Build the transform for ``var_list`` once, outside any control flow."""
         if not self._built:
             with tf.init_scope():
                 self.transform.build(list(var_list))
@@ -143,12 +159,20 @@ class _Pipeline:
                         tag, tf.cast(stats[key], tf.float32), step=step, metadata=_SCALAR_METADATA
                     )
 
+    @_no_autograph
     def run(
         self,
         grads_and_vars: Any,
         apply_fn: Callable[[GradsAndVars], Any],
         summary_step: Any = None,
+        skips_here: bool = True,
     ) -> Any:
+        """Transform ``grads_and_vars`` and apply them with ``apply_fn`` (see the module docstring).
+
+        ``skips_here=False``: ``apply_fn`` cannot be made conditional (a
+        ``SyncReplicasOptimizer``, which skips on its chief instead); ``nonfinite="skip"`` is
+        then left to it, and a transform that asks to skip raises a ValueError.
+        """
         gvs = _validate_grads_and_vars(grads_and_vars)
         self.build([v for _, v in gvs])
         ctx = _replica_context()
@@ -157,19 +181,24 @@ class _Pipeline:
             reduced = ctx.all_reduce(tf.distribute.ReduceOp.SUM, [gvs[i][0] for i in idx])
             for i, r in zip(idx, reduced):
                 gvs[i] = (r, gvs[i][1])
-        if self.nonfinite == "raise":
+        raising = self.nonfinite == "raise"
+        if raising:
             gvs = _nonfinite.assert_finite(gvs)
         result: TransformResult = self.transform(gvs)
         out = list(result.grads_and_vars)
+        if raising:
+            out = _nonfinite.assert_finite(out, stage="after the gradient transform")
         self._write_summaries(result.stats, summary_step)
 
         apply_pred = None
-        if self.nonfinite == "skip":
-            norm = result.stats.get("global_norm")
-            apply_pred = (
-                tf.math.is_finite(norm)
-                if norm is not None
-                else _nonfinite.all_finite([g for g, _ in out])
+        if self.nonfinite == "skip" and skips_here:
+            apply_pred = _nonfinite.all_finite([g for g, _ in out])
+        if result.skip is not None and not skips_here:
+            raise ValueError(
+                f"{type(self.transform).__name__} asks to skip steps, which a "
+                "SyncReplicasOptimizer cannot do per worker (workers push their gradients to "
+                "shared accumulators). Use transforms that only clip, with nonfinite='skip' "
+                "(applied on the chief to the aggregated gradient)."
             )
         if result.skip is not None:
             keep = tf.logical_not(result.skip)
@@ -177,11 +206,19 @@ class _Pipeline:
 
         if ctx is not None:
             out = [(_keep_on_first_replica(g, ctx), v) for g, v in out]
-        if apply_pred is None:
-            return apply_fn(out)
-        if ctx is not None:
-            return _nonfinite.cross_replica_cond(apply_pred, apply_fn, out)
-        return _nonfinite.apply_with_policy(apply_fn, out, "skip", finite=apply_pred, name=self.name)
+
+        def apply() -> Any:
+            if apply_pred is None:
+                return apply_fn(out)
+            if ctx is not None:
+                return _nonfinite.cross_replica_cond(apply_pred, apply_fn, out)
+            return _nonfinite.apply_with_policy(
+                apply_fn, out, "skip", finite=apply_pred, name=self.name
+            )
+
+        if raising:
+            return _nonfinite.after_checks(apply, out)
+        return apply()
 
 
 class _WrapsOptimizer:
@@ -254,10 +291,12 @@ class TransformedV1Optimizer(_WrapsOptimizer, V1Optimizer):  # type: ignore[misc
         self._transform = transform
         self._pipeline = _Pipeline(transform, nonfinite, summaries, name)
 
+    @_no_autograph
     def compute_gradients(self, *args: Any, **kwargs: Any) -> Any:
         """See ``tf.compat.v1.train.Optimizer.compute_gradients`` (delegated)."""
         return self._optimizer.compute_gradients(*args, **kwargs)
 
+    @_no_autograph
     def apply_gradients(
         self, grads_and_vars: Any, global_step: Any = None, name: Optional[str] = None
     ) -> Any:
@@ -265,6 +304,13 @@ class TransformedV1Optimizer(_WrapsOptimizer, V1Optimizer):  # type: ignore[misc
 
         Returns the inner optimizer's apply op (or the conditional op under a skip policy).
         ``global_step`` is incremented when, and only when, the update is applied.
+
+        Around a ``SyncReplicasOptimizer`` the transform runs on each worker's gradient (as
+        TF 1.15's contrib wrapper did), and ``nonfinite="skip"`` skips on the chief, where the
+        aggregated gradient is applied: the Sync optimizer's inner optimizer is wrapped once
+        so that its update is conditional (``global_step`` still advances: see
+        :class:`_SkipOnChief`). The Sync optimizer's own ops (accumulators, token queue, local
+        step) are built unconditionally, which its session hook needs.
         """
 
         def apply_fn(gvs: GradsAndVars) -> Any:
@@ -273,7 +319,15 @@ class TransformedV1Optimizer(_WrapsOptimizer, V1Optimizer):  # type: ignore[misc
         step = global_step
         if step is None and (tf.executing_eagerly() or tf.inside_function()):
             step = tf.summary.experimental.get_step()
+        if isinstance(self._optimizer, _SYNC_REPLICAS):
+            return self._apply_sync_replicas(grads_and_vars, apply_fn, step)
         return self._pipeline.run(grads_and_vars, apply_fn, summary_step=step)
+
+    def _apply_sync_replicas(self, grads_and_vars: Any, apply_fn: Callable[[GradsAndVars], Any], step: Any) -> Any:
+        sync = self._optimizer
+        if self._pipeline.nonfinite == "skip" and not isinstance(sync._opt, _SkipOnChief):
+            sync._opt = _SkipOnChief(sync._opt)
+        return self._pipeline.run(grads_and_vars, apply_fn, summary_step=step, skips_here=False)
 
     def get_slot(self, *args: Any, **kwargs: Any) -> Any:
         """See ``tf.compat.v1.train.Optimizer.get_slot`` (delegated)."""
@@ -290,5 +344,41 @@ class TransformedV1Optimizer(_WrapsOptimizer, V1Optimizer):  # type: ignore[misc
     def _create_or_restore_slot_variable(self, *args: Any, **kwargs: Any) -> Any:
         return self._optimizer._create_or_restore_slot_variable(*args, **kwargs)
 
+
+class _SkipOnChief(TransformedV1Optimizer):
+    """A ``SyncReplicasOptimizer``'s inner optimizer, skipping non-finite aggregated updates.
+
+    Same name, slots and checkpoint children as the optimizer it wraps (so ``Saver`` names are
+    unchanged). A skipped update leaves variables, slots and beta powers alone but still
+    increments ``global_step``: the Sync optimizer's gradient accumulators advance their own
+    step on every aggregation and drop gradients older than it, and workers take their step
+    from tokens holding ``global_step``, so a ``global_step`` that stopped would deadlock them.
+    """
+
+    def __init__(self, optimizer: Any) -> None:
+        super().__init__(optimizer, Chain(), nonfinite="skip", name=optimizer.get_name())
+
+    @_no_autograph
+    def apply_gradients(
+        self, grads_and_vars: Any, global_step: Any = None, name: Optional[str] = None
+    ) -> Any:
+        """Apply the aggregated gradients when they are all finite; else only advance ``global_step``."""
+        gvs = _validate_grads_and_vars(grads_and_vars)
+        finite = _nonfinite.all_finite([g for g, _ in gvs])
+
+        def apply() -> Any:
+            return _nonfinite._as_op(
+                self._optimizer.apply_gradients(gvs, global_step=global_step, name=name)
+            )
+
+        def skip() -> Any:
+            if global_step is None:
+                return tf.no_op()
+            return _nonfinite._as_op(tf.compat.v1.assign_add(global_step, 1))
+
+        return tf.cond(finite, apply, skip, name="skip_nonfinite_on_chief")
+
+
+_SYNC_REPLICAS = tf.compat.v1.train.SyncReplicasOptimizer
 
 __all__ = ["TransformedV1Optimizer"]

@@ -8,17 +8,48 @@ is :class:`tfclip_compat.AdaptiveClipping` (``tfclip_compat._transforms.adaptive
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, List, Optional, Tuple
 
-from tfclip_compat import _clip
+from tfclip_compat import _norms
 from tfclip_compat._tf import tf
 from tfclip_compat._transforms._util import _f32, _no_autograph
-from tfclip_compat._transforms.adaptive import _apply_factor, _check_args, _factor
+from tfclip_compat._transforms.adaptive import _apply_factor, _factor
 
 _v1 = tf.compat.v1
 GradsAndVars = List[Tuple[Any, Any]]
 
 __all__ = ["adaptive_clipping_fn"]
+
+
+def _is_tensor_like(value: Any) -> bool:
+    return hasattr(value, "dtype") and hasattr(value, "shape")
+
+
+def _check_tf1_args(std_factor: Any, decay: Any, static_max_norm: Any, epsilon: Any) -> None:
+    """Accept what TF 1.15 accepted (numbers or tensors, any decay/epsilon); reject nonsense.
+
+    Rejected, with the argument named: non-numbers (TF 1.15 crashed at graph build), Python NaN,
+    and a Python ``static_max_norm`` <= 0 (TF 1.15 then zeroed or reversed every gradient).
+    """
+    for argument, value in (("std_factor", std_factor), ("decay", decay), ("epsilon", epsilon)):
+        if _is_tensor_like(value):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{argument} must be a number or a scalar tensor, got {value!r}.")
+        if math.isnan(value):
+            raise ValueError(f"{argument} must be a number, got NaN.")
+    if static_max_norm is None or _is_tensor_like(static_max_norm):
+        return
+    if isinstance(static_max_norm, bool) or not isinstance(static_max_norm, (int, float)):
+        raise TypeError(
+            f"static_max_norm must be a number > 0, a scalar tensor or None, got {static_max_norm!r}."
+        )
+    if not static_max_norm > 0:
+        raise ValueError(
+            f"static_max_norm must be > 0 (or None for no cap), got {static_max_norm!r}: TF 1.15 "
+            "zeroed (0) or reversed (negative) every gradient with it."
+        )
 
 
 def _moving_average_update(variable: Any, value: Any, decay: Any) -> Any:
@@ -31,7 +62,7 @@ def _moving_average_update(variable: Any, value: Any, decay: Any) -> Any:
 
 
 def _max_norm(
-    norm: Any, mean_var: Any, sq_var: Any, std_factor: float, decay: Any, step: Any, epsilon: float
+    norm: Any, mean_var: Any, sq_var: Any, std_factor: Any, decay: Any, step: Any, epsilon: Any
 ) -> Tuple[Any, Any]:
     """TF 1.15 ``_adaptive_max_norm`` on given variables: ``(max_norm, new log mean)``."""
     log_norm = tf.math.log(norm + epsilon)
@@ -60,6 +91,8 @@ def adaptive_clipping_fn(
     report_summary: bool = False,
     epsilon: float = 1e-8,
     name: Optional[str] = None,
+    *,
+    norm: str = "tf1",
 ) -> Callable[[GradsAndVars], GradsAndVars]:
     """Adaptive gradient clipping, as TF 1.15 ``tf.contrib.layers.adaptive_clipping_fn``.
 
@@ -71,26 +104,33 @@ def adaptive_clipping_fn(
     restore); when the norm exceeds ``exp(mean + std_factor * std)`` the gradients are scaled
     to norm ``exp(mean)``. ``static_max_norm`` additionally caps the norm.
 
-    Differences from TF 1.15, on purpose: the global norm is accumulated in float32 for
-    float16/bfloat16 gradients and counts ``IndexedSlices`` with repeated indices as their dense
-    value (same numbers otherwise); arguments are validated; in eager mode and in
-    ``tf.function`` the returned function keeps its state in its own variables, created on the
-    first call (``fn.state``), since ``get_variable`` does not share variables there.
+    Numerics are TF 1.15's, bit for bit (``norm="tf1"``: the global norm of TF 1.15's
+    ``tf.global_norm``, where an ``IndexedSlices`` counts by its ``.values``), and so are the
+    accepted arguments: numbers or scalar tensors for ``std_factor``, ``decay``,
+    ``static_max_norm`` and ``epsilon``, any ``decay`` (e.g. 1.5 with a ``global_step``, which
+    caps it at ``n / (n + 1)``) and ``epsilon=0``. Rejected on purpose: non-numbers, NaN and a
+    ``static_max_norm`` <= 0. In eager mode and in ``tf.function`` (no TF 1.15 counterpart) the
+    returned function keeps its state in its own variables, created on the first call
+    (``fn.state()``), since ``get_variable`` does not share variables there.
 
     Args:
-      std_factor: Python scalar, how many standard deviations above the mean are allowed.
-      decay: moving-average decay in [0, 1].
-      static_max_norm: optional hard maximum norm.
+      std_factor: how many standard deviations above the mean are allowed (number or tensor).
+      decay: moving-average decay (number or tensor).
+      static_max_norm: optional hard maximum norm (number > 0 or tensor).
       global_step: optional step tensor/variable; then ``decay = min(decay, n / (n + 1))``
         for quicker adaptation at the start.
       report_summary: add the scalar summary ``global_norm/adaptive_max_gradient_norm``.
-      epsilon: small constant in the log and the variance floor.
+      epsilon: small constant in the log and the variance floor (number or tensor).
       name: variable scope name (default ``"AdaptiveMaxNorm"``).
+      norm: ``"tf1"`` (default), ``"exact"`` (the dense norm of sparse gradients with repeated
+        indices, float32 accumulation for half precision) or ``"fast"``; see
+        ``tfclip_compat._norms``.
 
     Returns:
       A function ``grads_and_vars -> grads_and_vars``.
     """
-    _check_args(std_factor, decay, static_max_norm, epsilon)
+    _check_tf1_args(std_factor, decay, static_max_norm, epsilon)
+    norm_mode = _norms.check_norm_mode(norm)
     eager_state: List[_EagerState] = []
 
     @_no_autograph
@@ -101,7 +141,7 @@ def adaptive_clipping_fn(
             raise ValueError("adaptive_clipping_fn: grads_and_vars is empty; nothing to clip.")
         grads = [g for g, _ in pairs]
         variables = [v for _, v in pairs]
-        norm = _clip.global_norm(grads)
+        norm = _norms.global_norm(grads, norm_mode)
         graph_mode = not tf.executing_eagerly() and not tf.inside_function()
         if graph_mode:
             with _v1.variable_scope(name, "AdaptiveMaxNorm", [norm]):

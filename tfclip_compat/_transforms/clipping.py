@@ -4,46 +4,64 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
-from tfclip_compat import _clip
-from tfclip_compat._fast_norm import fast_clip_by_global_norm, fast_global_norm
+from tfclip_compat import _clip, _norms
+from tfclip_compat._fast_norm import fast_global_norm
 from tfclip_compat._tf import tf
 from tfclip_compat._transforms._util import (
+    _after,
     _check_positive,
     _common_stats,
     _f32,
     _grads,
     _no_autograph,
 )
-from tfclip_compat._transforms.base import GradientTransform, TransformResult, check_clip_norm
+from tfclip_compat._transforms.base import (
+    GradientTransform,
+    TransformResult,
+    check_clip_norm,
+    runtime_checks,
+)
 
 __all__ = ["ClipByGlobalNorm", "ClipByNorm", "ClipByValue"]
 
 
 class ClipByGlobalNorm(GradientTransform):
-    """Clip all gradients by their global norm (``tfclip_compat.clip_by_global_norm``).
+    """Clip all gradients by their global norm: ``g * clip_norm / max(global_norm, clip_norm)``.
 
-    Stats: ``global_norm`` (before clipping, float32 for half-precision gradients) and
-    ``clipped_global_norm`` (after clipping).
+    ``norm`` chooses how the global norm is computed (``tfclip_compat._norms``):
 
-    Uses the grouped fast global norm (:func:`tfclip_compat.fast_clip_by_global_norm`): same
-    semantics as ``clip_by_global_norm`` (float32 accumulation, dense norm of sparse
-    gradients, NaN outputs for a non-finite norm), equal up to the summation order of the
-    squares, with a handful of ops per group of same-shape variables instead of ~3 per
-    variable (see ``benchmarks/fast_norm.py``).
+    * ``"tf1"`` (default): ``tf.clip_by_global_norm`` as TF 1.15 computed it, op for op (sparse
+      gradients by the norm of their ``.values``, half precision summed in its own dtype) —
+      what ``clip_gradients_by_norm`` must do to be a drop-in;
+    * ``"exact"``: :func:`tfclip_compat.clip_by_global_norm` (the dense norm of sparse
+      gradients, float32 accumulation of half precision, mixed dtypes); bit-identical to
+      ``"tf1"`` for float32/float64 gradients without repeated sparse indices;
+    * ``"fast"``: ``"exact"`` with the grouped summation of
+      :func:`tfclip_compat.fast_clip_by_global_norm` (fewer ops for many small variables;
+      a few ulp from ``"exact"``, see ``benchmarks/fast_norm.py``).
+
+    A non-finite norm gives NaN gradients (as TF), which the wrappers' ``nonfinite=`` policies
+    see. ``clip_norm`` must be a finite number > 0 (checked at construction, or at run time for
+    a placeholder/variable). Stateless. Stats: ``global_norm`` (before clipping) and
+    ``clipped_global_norm`` (after).
     """
 
-    def __init__(self, clip_norm: Any, name: Optional[str] = None) -> None:
+    def __init__(self, clip_norm: Any, norm: str = "tf1", name: Optional[str] = None) -> None:
         super().__init__(name=name or "clip_by_global_norm")
         self.clip_norm = check_clip_norm(clip_norm)
+        self.norm = _norms.check_norm_mode(norm)
 
+    @_no_autograph
     def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
         """Clip by the global norm; see the class docstring."""
         grads_and_vars = list(grads_and_vars)
         grads = [g for g, _ in grads_and_vars]
-        clipped, norm = fast_clip_by_global_norm(grads, self.clip_norm)
+        clipped, norm = _norms.clip_by_global_norm(grads, self.clip_norm, self.norm)
         clip_norm = tf.cast(self.clip_norm, norm.dtype)
         stats = {"global_norm": norm, "clipped_global_norm": tf.minimum(norm, clip_norm)}
-        return TransformResult(list(zip(clipped, [v for _, v in grads_and_vars])), None, stats)
+        out = list(zip(clipped, [v for _, v in grads_and_vars]))
+        out, stats = _after(runtime_checks(self.clip_norm), out, stats)
+        return TransformResult(out, None, stats)
 
 
 class ClipByNorm(GradientTransform):
@@ -66,7 +84,8 @@ class ClipByNorm(GradientTransform):
         post = fast_global_norm(_grads(out))
         norms = [_f32(_clip.global_norm([g])) for g in _grads(gvs) if g is not None]
         clipped = tf.reduce_any(tf.stack(norms) > _f32(self.max_norm))
-        return TransformResult(out, None, _common_stats(pre, post, clipped))
+        out, stats = _after(runtime_checks(self.max_norm, "max_norm"), out, _common_stats(pre, post, clipped))
+        return TransformResult(out, None, stats)
 
 
 class ClipByValue(GradientTransform):

@@ -19,6 +19,7 @@ EXPECTED = {
     "global_norm",
     "multiply_gradients",
     "optimize_loss",
+    "restore_v1_optimizer_state",
 }
 
 

@@ -17,7 +17,7 @@ Policies (the ``nonfinite=`` argument):
     update op depends on every check (:func:`after_checks`), so when it raises no variable,
     slot, beta power, ``global_step`` or Keras ``iterations`` has changed.
 
-Stable API used by the other shim modules (``_optimizer``, ``_training``, ``_layers``)::
+Stable API used by the other shim modules (``_pipeline``, ``_contrib.training``, ``_contrib.layers``)::
 
     check_policy(nonfinite) -> str
         Validate and return the policy; ValueError naming ``nonfinite`` and the allowed values.

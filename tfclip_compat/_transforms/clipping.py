@@ -46,7 +46,7 @@ class ClipByGlobalNorm(GradientTransform):
     ``clipped_global_norm`` (after).
     """
 
-    def __init__(self, clip_norm: Any, norm: str = "tf1", name: Optional[str] = None) -> None:
+    def __init__(self, clip_norm: Any, name: Optional[str] = None, *, norm: str = "tf1") -> None:
         super().__init__(name=name or "clip_by_global_norm")
         self.clip_norm = check_clip_norm(clip_norm)
         self.norm = _norms.check_norm_mode(norm)

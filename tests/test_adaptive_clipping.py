@@ -42,7 +42,7 @@ def _train_graph(clip_fn_factory, *, use_global_step, static_max_norm=None, opti
 @pytest.mark.parametrize("use_global_step", [False, True])
 @pytest.mark.parametrize("static_max_norm", [None, 3.0])
 def test_matches_tf115_reference_in_graph_mode(use_global_step, static_max_norm):
-    """adaptive_clipping_fn trains exactly like TF 1.15's (reference) over 12 graph steps."""
+    """adaptive_clipping_fn trains bit for bit like TF 1.15's (reference) over 12 graph steps."""
 
     def shim(**kw):
         return tfc.adaptive_clipping_fn(std_factor=1.5, decay=0.9, **kw)
@@ -53,7 +53,7 @@ def test_matches_tf115_reference_in_graph_mode(use_global_step, static_max_norm)
     got = _train_graph(shim, use_global_step=use_global_step, static_max_norm=static_max_norm)
     want = _train_graph(reference, use_global_step=use_global_step, static_max_norm=static_max_norm)
     for a, b in zip(got, want):
-        np.testing.assert_allclose(a, b, rtol=1e-5)
+        np.testing.assert_array_equal(a, b)
     unclipped = _train_graph(lambda **kw: (lambda gv: gv), use_global_step=False)
     assert not np.allclose(got[0], unclipped[0], rtol=1e-3), "the spikes must have been clipped"
 
@@ -130,16 +130,98 @@ def test_adaptive_clipping_transform_ignores_nonfinite_norms():
     assert [t.mean.numpy(), t.sq_mean.numpy(), t.count.numpy()] == before
 
 
+def _tf1_arguments(module, gs):
+    """What TF 1.15 accepted and the shim used to reject: tensors, decay > 1, epsilon 0."""
+    return module.adaptive_clipping_fn(
+        std_factor=tf.constant(1.5),
+        decay=1.5,  # capped at n / (n + 1) by the global step
+        static_max_norm=tf.constant(3.0),
+        global_step=gs,
+        epsilon=0.0,
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _tf1_arguments,
+        lambda m, gs: m.adaptive_clipping_fn(decay=tf.constant(0.9), epsilon=tf.constant(1e-6)),
+    ],
+    ids=["tensor-std-and-cap-decay-1.5-eps-0", "tensor-decay-and-eps"],
+)
+def test_accepts_what_tf115_accepted_with_same_results(make):
+    """Tensor std_factor/decay/static_max_norm/epsilon, decay=1.5, epsilon=0.0 train bit for bit as TF 1.15."""
+
+    def train(module):
+        def factory(static_max_norm, global_step):
+            gs = V1.train.get_global_step()
+            return make(module, gs)
+
+        return _train_graph(factory, use_global_step=True)
+
+    got, want = train(tfc), train(ref)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(got[0]).all()
+
+
+def _embedding_run(module, norm=None):
+    """Graph-mode SGD on an embedding looked up with repeated ids, clipped adaptively."""
+    from _tiny_model_data import E0, IDS_DUPLICATE, W0, X as TX, Y as TY
+
+    with tf.Graph().as_default():
+        w = V1.get_variable("W", initializer=tf.constant(W0))
+        e = V1.get_variable("E", initializer=tf.constant(E0))
+        scale = V1.placeholder(tf.float32, [])
+        pred = tf.matmul(tf.constant(TX), w) + tf.nn.embedding_lookup(e, tf.constant(IDS_DUPLICATE))
+        loss = tf.reduce_mean(tf.square(pred - tf.constant(TY) * scale))
+        kwargs = {} if norm is None else {"norm": norm}
+        clip = module.adaptive_clipping_fn(std_factor=0.5, decay=0.5, **kwargs)
+        train = ref.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=clip, summaries=[])
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            for s in SCALES:
+                sess.run(train, {scale: s})
+            return sess.run([w, e])
+
+
+def test_sparse_repeated_ids_default_is_tf115_and_exact_is_opt_in():
+    """Repeated embedding ids: the default equals TF 1.15 bit for bit (norm of ``.values``);
+    ``norm="exact"`` (dense norm) trains differently."""
+    want = _embedding_run(ref)
+    got = _embedding_run(tfc)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    exact = _embedding_run(tfc, norm="exact")
+    assert not np.allclose(exact[1], want[1], rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"static_max_norm": -1.0}, "static_max_norm must be > 0"),
+        ({"static_max_norm": 0}, "static_max_norm must be > 0"),
+        ({"std_factor": "2"}, "std_factor"),
+        ({"decay": None}, "decay"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"norm": "dense"}, "norm='dense'"),
+    ],
+)
+def test_bad_arguments_name_the_argument(kwargs, words):
+    """Arguments TF 1.15 crashed on or that corrupt every gradient fail at construction, named."""
+    with pytest.raises((TypeError, ValueError), match=words):
+        tfc.adaptive_clipping_fn(**kwargs)
+
+
 @pytest.mark.parametrize(
     "kwargs, words",
     [
         ({"decay": 1.5}, "decay"),
         ({"epsilon": 0.0}, "epsilon"),
         ({"static_max_norm": -1.0}, "static_max_norm"),
-        ({"std_factor": "2"}, "std_factor"),
     ],
 )
-def test_bad_arguments_name_the_argument(kwargs, words):
-    """Bad arguments fail at construction with a message naming the argument."""
+def test_adaptive_clipping_transform_keeps_strict_arguments(kwargs, words):
+    """The AdaptiveClipping transform (new API, no TF 1.15 program to match) still validates ranges."""
     with pytest.raises((TypeError, ValueError), match=words):
-        tfc.adaptive_clipping_fn(**kwargs)
+        tfc.AdaptiveClipping(**kwargs)

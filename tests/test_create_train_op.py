@@ -1,8 +1,9 @@
 """``tfclip_compat`` vs the TF 1.15 ``tf.contrib.training`` reference, trained in graph mode.
 
-Every public function of ``tfclip_compat._training`` is driven through >= 10 training steps of a
+Every public function of ``tfclip_compat._contrib.training`` is driven through >= 10 training steps of a
 tiny model (dense + embedding lookup, so both dense and ``IndexedSlices`` gradients) and compared
-with ``tests/reference/contrib_training.py`` (rtol 1e-5 on trained variables, losses, global step).
+with ``tests/reference/contrib_training.py``: trained variables, losses and global step are
+bit-identical (``np.array_equal``) to TF 1.15's, repeated embedding ids included.
 """
 
 from __future__ import annotations
@@ -64,14 +65,20 @@ def _train(make_train_op, steps=STEPS, feeds=None, **model_kwargs):
     return np.array(losses), values, step, graph
 
 
-def _assert_same(a, b):
-    """Assert two ``_train`` results hold equal losses, variables and global step."""
+def _assert_same(a, b, exact=True):
+    """Assert two ``_train`` results hold equal losses, variables and global step.
+
+    ``exact``: bit-identical (what the drop-ins claim against TF 1.15); else rtol 1e-5.
+    """
     la, va, sa, _ = a
     lb, vb, sb, _ = b
-    np.testing.assert_allclose(la, lb, rtol=RTOL)
+    check = np.testing.assert_array_equal if exact else (
+        lambda x, y, err_msg="": np.testing.assert_allclose(x, y, rtol=RTOL, err_msg=err_msg)
+    )
+    check(la, lb)
     assert sorted(va) == sorted(vb)
     for name in va:
-        np.testing.assert_allclose(va[name], vb[name], rtol=RTOL, err_msg=name)
+        check(va[name], vb[name], err_msg=name)
     assert sa == sb
 
 
@@ -292,55 +299,79 @@ def _dense_clip_transform(max_norm):
     return transform
 
 
-def test_duplicate_indices_clip_by_dense_norm():
-    """With repeated embedding ids the shim clips by the dense gradient's norm (on purpose).
-
-    TF 1.15 normed ``IndexedSlices.values``; the shim trains exactly like TF 1.15 applied to the
-    densified gradient, and differs from TF 1.15's sparse result.
-    """
-    def build(module_fn):
-        return lambda loss, _: (
-            ref.create_train_op(loss, OPTIMIZERS["sgd"](), transform_grads_fn=module_fn)
-        )
-
-    dense_ref = _train(build(_dense_clip_transform(0.5)), ids=IDS_DUPLICATE)
-    sparse_ref = _train(build(ref.clip_gradient_norms_fn(0.5)), ids=IDS_DUPLICATE)
-    got = _train(
-        lambda loss, _: tfc.create_train_op(
-            loss, OPTIMIZERS["sgd"](), transform_grads_fn=tfc.clip_gradient_norms_fn(0.5)
+def _duplicate_ids_run(transform_grads_fn, module=tfc, optimizer="sgd"):
+    return _train(
+        lambda loss, _: module.create_train_op(
+            loss, OPTIMIZERS[optimizer](), transform_grads_fn=transform_grads_fn
         ),
         ids=IDS_DUPLICATE,
     )
-    _assert_same(dense_ref, got)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_duplicate_indices_default_is_tf115_bit_for_bit(optimizer):
+    """With repeated embedding ids, ``clip_gradient_norms_fn`` trains bit for bit as TF 1.15.
+
+    TF 1.15 clipped an ``IndexedSlices`` by the norm of its ``.values``; so does the default.
+    """
+    sparse_ref = _duplicate_ids_run(ref.clip_gradient_norms_fn(0.5), ref, optimizer)
+    got = _duplicate_ids_run(tfc.clip_gradient_norms_fn(0.5), tfc, optimizer)
+    _assert_same(sparse_ref, got)
+
+
+def test_duplicate_indices_exact_norm_is_opt_in():
+    """``norm="exact"`` clips by the dense gradient's norm: TF 1.15 on densified gradients.
+
+    It differs from TF 1.15's sparse result, which proves the default really is TF 1.15's.
+    """
+    dense_ref = _duplicate_ids_run(_dense_clip_transform(0.5), ref)
+    sparse_ref = _duplicate_ids_run(ref.clip_gradient_norms_fn(0.5), ref)
+    got = _duplicate_ids_run(tfc.clip_gradient_norms_fn(0.5, norm="exact"))
+    _assert_same(dense_ref, got, exact=False)
     assert not np.allclose(sparse_ref[1]["E"], got[1]["E"], rtol=1e-3)
 
 
 def test_clip_gradient_norms_sparse_duplicates_values():
-    """The issue's example: two slices of 3s on one row have dense norm 6, clipped to 3 (TF: 4.24)."""
+    """Two slices of 3s on one row: TF 1.15 (default) clips the values' norm 4.24 to 3; "exact" the dense norm 6."""
     with tf.Graph().as_default():
         var = v1.get_variable("v", initializer=tf.zeros([4, 2]))
         grad = tf.IndexedSlices(tf.constant([[3.0, 3.0], [3.0, 3.0]]), tf.constant([1, 1]), tf.constant([4, 2]))
-        ((clipped, _),) = tfc.clip_gradient_norms([(grad, var)], 3.0)
+        ((default, _),) = tfc.clip_gradient_norms([(grad, var)], 3.0)
+        ((exact, _),) = tfc.clip_gradient_norms([(grad, var)], 3.0, norm="exact")
         ((tf1_clipped, _),) = ref.clip_gradient_norms([(grad, var)], 3.0)
-        assert isinstance(clipped, tf.IndexedSlices)
+        assert isinstance(default, tf.IndexedSlices) and isinstance(exact, tf.IndexedSlices)
         with v1.Session() as sess:
-            dense, tf1_dense = sess.run([tf.convert_to_tensor(clipped), tf.convert_to_tensor(tf1_clipped)])
-    assert np.linalg.norm(dense) == pytest.approx(3.0, rel=1e-6)
-    assert np.linalg.norm(tf1_dense) == pytest.approx(3.0 * 6.0 / np.sqrt(18.0), rel=1e-6)
+            default_values, tf1_values, exact_dense = sess.run(
+                [default.values, tf1_clipped.values, tf.convert_to_tensor(exact)]
+            )
+    np.testing.assert_array_equal(default_values, tf1_values)
+    assert np.linalg.norm(default_values) == pytest.approx(3.0, rel=1e-6)
+    assert np.linalg.norm(exact_dense) == pytest.approx(3.0, rel=1e-6)
 
 
-def test_clip_gradient_norms_float16_does_not_overflow():
-    """A float16 gradient whose squared norm overflows float16 is clipped to a finite tensor."""
+def test_clip_gradient_norms_float16():
+    """float16 norm overflow: the default reproduces TF 1.15 (squares summed in float16 overflow,
+    the gradient becomes 0); ``norm="exact"`` reduces in float32 and clips to norm 5."""
     with tf.Graph().as_default():
         var = v1.get_variable("h", initializer=tf.zeros([1000], tf.float16))
         grad = tf.fill([1000], tf.constant(300.0, tf.float16))
-        ((clipped, _), (none_grad, _)) = tfc.clip_gradient_norms([(grad, var), (None, var)], 5.0)
+        ((exact, _), (none_grad, _)) = tfc.clip_gradient_norms([(grad, var), (None, var)], 5.0, norm="exact")
+        ((default, _),) = tfc.clip_gradient_norms([(grad, var)], 5.0)
+        ((tf1, _),) = ref.clip_gradient_norms([(grad, var)], 5.0)
         with v1.Session() as sess:
-            out = sess.run(clipped)
+            out, default_out, tf1_out = sess.run([exact, default, tf1])
     assert none_grad is None
     assert out.dtype == np.float16
     assert np.isfinite(out).all()
     assert np.linalg.norm(out.astype(np.float32)) == pytest.approx(5.0, rel=1e-2)
+    np.testing.assert_array_equal(default_out, tf1_out)
+    assert (default_out == 0).all()
+
+
+def test_clip_gradient_norms_rejects_bad_norm_mode():
+    """``norm=`` must be "tf1" or "exact" (per-tensor clipping has no "fast" mode); the error lists them."""
+    with pytest.raises(ValueError, match="norm='fast'.*'tf1', 'exact'"):
+        tfc.clip_gradient_norms_fn(1.0, norm="fast")
 
 
 def test_add_gradients_summaries_names_and_none():
@@ -420,8 +451,15 @@ def test_non_trainable_variable_to_train_is_rejected():
         frozen = v1.get_variable("frozen", initializer=tf.zeros([1]), trainable=False)
         with pytest.raises(ValueError, match="variables_to_train contains 'frozen'"):
             tfc.create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[frozen])
-        with pytest.raises(ValueError, match="no variables to train"):
+        with pytest.raises(ValueError, match=r"variables_to_train=\[\]\): the list of variables to train is empty"):
             tfc.create_train_op(loss, OPTIMIZERS["sgd"](), variables_to_train=[])
+
+
+def test_graph_without_trainable_variables_says_so():
+    """No trainable variable at all: the message says the graph has none and how to fix it."""
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="the graph has no trainable variables.*variables_to_train="):
+            tfc.create_train_op(tf.constant(1.0), OPTIMIZERS["sgd"]())
 
 
 def test_eager_mode_is_refused_with_remedy():

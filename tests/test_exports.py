@@ -19,6 +19,7 @@ EXPECTED = {
     "global_norm",
     "multiply_gradients",
     "optimize_loss",
+    "restore_v1_optimizer_state",
 }
 
 
@@ -51,3 +52,39 @@ def test_every_name_is_importable_and_documented():
         assert callable(obj)
         assert (obj.__doc__ or "").strip(), name
         assert obj.__module__.startswith("tfclip_compat._"), name
+
+
+CONTRIB_DROP_INS = {
+    "adaptive_clipping_fn",
+    "add_gradients_summaries",
+    "clip_gradient_norms",
+    "clip_gradient_norms_fn",
+    "create_train_op",
+    "multiply_gradients",
+    "optimize_loss",
+}
+TRANSFORMS = {
+    "AdaptiveClipping",
+    "AdaptiveGradClip",
+    "AutoClip",
+    "Chain",
+    "ClipByGlobalNorm",
+    "ClipByNorm",
+    "ClipByValue",
+    "ClipStatistics",
+    "GradientTransform",
+    "PerGroup",
+    "Select",
+    "SkipNonFinite",
+    "SkipOnSpike",
+    "TransformResult",
+    "ZClip",
+}
+
+
+def test_layout_separates_contrib_drop_ins_from_transforms():
+    """TF 1.15 drop-ins live in ``tfclip_compat._contrib``, transforms in ``tfclip_compat._transforms``."""
+    for name in CONTRIB_DROP_INS:
+        assert getattr(tfclip_compat, name).__module__.startswith("tfclip_compat._contrib."), name
+    for name in TRANSFORMS:
+        assert getattr(tfclip_compat, name).__module__.startswith("tfclip_compat._transforms."), name

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from reference import contrib_layers as ref
 import tfclip_compat as tfc
-from tfclip_compat import _layers as shim_layers
+from tfclip_compat._contrib import layers as shim_layers
 
 v1 = tf.compat.v1
 STEPS = 10
@@ -55,11 +55,15 @@ def _train(build, steps=STEPS, **model_kwargs):
     return np.array(losses), values, step, graph
 
 
-def _assert_same(a, b):
-    np.testing.assert_allclose(a[0], b[0], rtol=RTOL)
+def _assert_same(a, b, exact=True):
+    """Losses, every global variable and the step equal: bit-identical, or rtol 1e-5 if not ``exact``."""
+    check = np.testing.assert_array_equal if exact else (
+        lambda x, y, err_msg="": np.testing.assert_allclose(x, y, rtol=RTOL, err_msg=err_msg)
+    )
+    check(a[0], b[0])
     assert sorted(a[1]) == sorted(b[1])
     for name in a[1]:
-        np.testing.assert_allclose(a[1][name], b[1][name], rtol=RTOL, err_msg=name)
+        check(a[1][name], b[1][name], err_msg=name)
     assert a[2] == b[2]
 
 
@@ -198,8 +202,17 @@ def test_all_summaries_and_name_match_reference():
     assert "opt/learning_rate" in s[1]
 
 
-def test_duplicate_indices_float_clip_uses_dense_norm():
-    """With repeated ids, clipping uses the dense global norm: TF 1.15 on densified gradients."""
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_duplicate_indices_float_clip_is_tf115_bit_for_bit(optimizer):
+    """With repeated ids a float ``clip_gradients`` trains bit for bit as TF 1.15 (norm of ``.values``)."""
+    kw = {"ids": IDS_DUPLICATE}
+    sparse_ref = _train(lambda loss, _: ref.optimize_loss(loss, None, 0.05, optimizer, clip_gradients=0.5), **kw)
+    got = _train(lambda loss, _: tfc.optimize_loss(loss, None, 0.05, optimizer, clip_gradients=0.5), **kw)
+    _assert_same(sparse_ref, got)
+
+
+def test_duplicate_indices_exact_norm_is_opt_in():
+    """``norm="exact"``: clipping uses the dense global norm (TF 1.15 on densified gradients), not TF 1.15's."""
     def densified_clip(grads_and_vars):
         dense = [(tf.convert_to_tensor(g), v) for g, v in grads_and_vars]
         grads, variables = zip(*dense)
@@ -209,8 +222,8 @@ def test_duplicate_indices_float_clip_uses_dense_norm():
     kw = {"ids": IDS_DUPLICATE}
     dense_ref = _train(lambda loss, _: ref.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=densified_clip), **kw)
     sparse_ref = _train(lambda loss, _: ref.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=0.5), **kw)
-    got = _train(lambda loss, _: tfc.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=0.5), **kw)
-    _assert_same(dense_ref, got)
+    got = _train(lambda loss, _: tfc.optimize_loss(loss, None, 0.05, "SGD", clip_gradients=0.5, norm="exact"), **kw)
+    _assert_same(dense_ref, got, exact=False)
     assert not np.allclose(sparse_ref[1]["W"], got[1]["W"], rtol=1e-4)
 
 
@@ -276,10 +289,12 @@ def _loss():
         ({"learning_rate": 1}, "Learning rate should be 0d Tensor or float"),
         ({"summaries": ["loss", "weights"]}, "Summaries should be one of"),
         ({"clip_gradients": "1.0"}, "Unknown type .* for clip_gradients"),
-        ({"clip_gradients": 0.0}, "clip_gradients=0.0 must be > 0"),
+        ({"clip_gradients": 0.0}, "clip_gradients=0.0 must be a finite number > 0"),
+        ({"clip_gradients": float("inf")}, "clip_gradients=inf must be a finite number > 0.*NaN"),
+        ({"norm": "dense"}, "norm='dense' is not a known norm; use one of 'tf1', 'exact', 'fast'"),
         ({"gradient_multipliers": [1.0]}, "gradient_multipliers must be a dict"),
         ({"nonfinite": "zero"}, "nonfinite"),
-        ({"variables": []}, "no variables to optimize"),
+        ({"variables": []}, r"optimize_loss\(variables=\[\]\): the list of variables to optimize is empty"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs, match):

@@ -7,6 +7,16 @@ functions, and composable gradient transforms (``Chain``, ``AutoClip``, ``ZClip`
 ``AdaptiveGradClip``, ``SkipOnSpike``, ``SkipNonFinite``, ``PerGroup``, ``ClipStatistics``...)
 that ``wrap_optimizer`` puts in front of any v1 or Keras optimizer.
 Needs TensorFlow (``pip install "tfclip-compat[tf]"``); never imports libcst.
+
+Layout (all private; the public names are this package's flat ``__all__``):
+
+* ``_contrib/`` — the TF 1.15 ``tf.contrib`` drop-ins (frozen behaviour);
+* ``_transforms/`` — the gradient-transform API, in themed modules;
+* ``_pipeline`` / ``_optimizer`` — the optimizer wrappers that run a transform;
+* ``_restore`` — a TF1 optimizer's checkpointed state into its Keras equivalent;
+* ``_norms`` — the ``norm=`` modes (TF 1.15's ops, exact, fast);
+* ``_clip`` — robust versions of TF's clip functions; ``_fast_norm`` — the grouped norm;
+* ``_nonfinite`` — the ``nonfinite=`` policies; ``_tf`` — the one place TF is imported.
 """
 
 from tfclip_compat._clip import (
@@ -16,29 +26,34 @@ from tfclip_compat._clip import (
     clip_by_value,
     global_norm,
 )
-from tfclip_compat._adaptive import AdaptiveClipping, adaptive_clipping_fn
-from tfclip_compat._fast_norm import fast_clip_by_global_norm, fast_global_norm
-from tfclip_compat._layers import optimize_loss
-from tfclip_compat._optimizer import clip_gradients_by_norm, wrap_optimizer
-from tfclip_compat._stats import ClipStatistics
-from tfclip_compat._transform import Chain, ClipByGlobalNorm, GradientTransform, TransformResult
-from tfclip_compat._transforms import (
-    AdaptiveGradClip,
-    AutoClip,
-    ClipByNorm,
-    ClipByValue,
-    PerGroup,
-    Select,
-    SkipNonFinite,
-    SkipOnSpike,
-    ZClip,
-)
-from tfclip_compat._training import (
+from tfclip_compat._contrib.adaptive import adaptive_clipping_fn
+from tfclip_compat._contrib.layers import optimize_loss
+from tfclip_compat._contrib.training import (
     add_gradients_summaries,
     clip_gradient_norms,
     clip_gradient_norms_fn,
     create_train_op,
     multiply_gradients,
+)
+from tfclip_compat._fast_norm import fast_clip_by_global_norm, fast_global_norm
+from tfclip_compat._optimizer import clip_gradients_by_norm, wrap_optimizer
+from tfclip_compat._restore import restore_v1_optimizer_state
+from tfclip_compat._transforms import (
+    AdaptiveClipping,
+    AdaptiveGradClip,
+    AutoClip,
+    Chain,
+    ClipByGlobalNorm,
+    ClipByNorm,
+    ClipByValue,
+    ClipStatistics,
+    GradientTransform,
+    PerGroup,
+    Select,
+    SkipNonFinite,
+    SkipOnSpike,
+    TransformResult,
+    ZClip,
 )
 
 __all__ = [
@@ -72,5 +87,6 @@ __all__ = [
     "global_norm",
     "multiply_gradients",
     "optimize_loss",
+    "restore_v1_optimizer_state",
     "wrap_optimizer",
 ]

@@ -13,9 +13,11 @@ Policies (the ``nonfinite=`` argument):
     ``global_step`` therefore runs one extra step per skipped step.
 ``"raise"``
     An ``tf.errors.InvalidArgumentError`` whose message names the first variable whose gradient
-    is not finite (graph mode: raised by ``Session.run``; eager: raised at once).
+    is not finite (graph mode: raised by ``Session.run``; eager: raised at once). Atomic: every
+    update op depends on every check (:func:`after_checks`), so when it raises no variable,
+    slot, beta power, ``global_step`` or Keras ``iterations`` has changed.
 
-Stable API used by the other shim modules (``_optimizer``, ``_training``, ``_layers``)::
+Stable API used by the other shim modules (``_pipeline``, ``_contrib.training``, ``_contrib.layers``)::
 
     check_policy(nonfinite) -> str
         Validate and return the policy; ValueError naming ``nonfinite`` and the allowed values.
@@ -31,7 +33,8 @@ Stable API used by the other shim modules (``_optimizer``, ``_training``, ``_lay
         ``cross_replica_cond`` around an ``apply_fn`` that calls ``merge_call`` (see below).
 
     all_finite(grads) -> scalar bool Tensor
-    assert_finite(grads_and_vars) -> grads_and_vars whose gradients raise when not finite
+    assert_finite(grads_and_vars, stage=None) -> grads_and_vars whose gradients raise when not finite
+    after_checks(fn, checked_grads_and_vars) -> fn() with control dependencies on every check
 """
 
 from __future__ import annotations
@@ -71,21 +74,41 @@ def _var_name(var: Any) -> str:
     return str(name) if name else repr(var)
 
 
-def assert_finite(grads_and_vars: Sequence[Tuple[Any, Any]]) -> GradsAndVars:
-    """Return ``grads_and_vars`` whose gradients fail (naming the variable) when not finite."""
+def assert_finite(grads_and_vars: Sequence[Tuple[Any, Any]], stage: Optional[str] = None) -> GradsAndVars:
+    """Return ``grads_and_vars`` whose gradients fail (naming the variable) when not finite.
+
+    ``stage`` (e.g. ``"after the gradient transform"``) is added to the message. The returned
+    gradients are the checks' outputs: anything computed from them runs after the check.
+    """
     out: GradsAndVars = []
+    where = f" {stage}" if stage else ""
     for g, v in grads_and_vars:
         if g is None:
             out.append((g, v))
             continue
         message = (
-            f"nonfinite='raise': the gradient of variable {_var_name(v)!r} contains inf or NaN"
+            f"nonfinite='raise': the gradient of variable {_var_name(v)!r}{where} contains "
+            "inf or NaN; no variable, slot or step counter was updated"
         )
         checked = tf.debugging.check_numerics(_values(g), message)
         if isinstance(g, tf.IndexedSlices):
             checked = tf.IndexedSlices(checked, g.indices, g.dense_shape)
         out.append((checked, v))
     return out
+
+
+def after_checks(fn: Callable[[], Any], checked: Sequence[Tuple[Any, Any]]) -> Any:
+    """Run ``fn()`` with a control dependency on every gradient of ``checked``.
+
+    ``checked`` comes from :func:`assert_finite`; every op ``fn`` builds (the optimizer's
+    variable, slot and counter updates) then waits for *all* checks, so a failing check means
+    no update at all. Eager execution raised at the check already: ``fn`` runs as is.
+    """
+    if tf.executing_eagerly():
+        return fn()
+    deps = [_values(g) for g, _ in checked if g is not None]
+    with tf.control_dependencies(deps):
+        return fn()
 
 
 def _as_op(result: Any) -> Any:
@@ -117,7 +140,8 @@ def apply_with_policy(
     if nonfinite == "propagate":
         return apply_fn(grads_and_vars)
     if nonfinite == "raise":
-        return apply_fn(assert_finite(grads_and_vars))
+        checked = assert_finite(grads_and_vars)
+        return after_checks(lambda: apply_fn(checked), checked)
     if finite is None:
         finite = all_finite([g for g, _ in grads_and_vars])
     if tf.executing_eagerly():
@@ -178,6 +202,7 @@ def cross_replica_cond(
 
 __all__ = [
     "POLICIES",
+    "after_checks",
     "all_finite",
     "apply_with_policy",
     "assert_finite",

@@ -9,7 +9,9 @@ codemods are compared against. They are rewritten from the TF 1.15 sources:
 - ``reference.contrib_layers``: ``tf.contrib.layers`` (``optimize_loss``,
   ``adaptive_clipping_fn``, ``OPTIMIZER_CLS_NAMES``, ``OPTIMIZER_SUMMARIES``);
 - ``reference.contrib_estimator`` (shim-core's): ``tf.contrib.estimator.clip_gradients_by_norm``,
-  loaded lazily on first use of ``contrib.estimator``.
+  loaded lazily on first use of ``contrib.estimator``;
+- ``reference.clip_ops``: TF 1.15's ``global_norm``, ``clip_by_global_norm``, ``clip_by_norm``,
+  which the three above use (not TF 2's, which changed details).
 
 Import it from a test as ``from reference import legacy_tf, run_legacy, contrib`` (pytest puts
 ``tests/`` on ``sys.path`` because ``tests/`` has a ``conftest.py`` and no ``__init__.py``).
@@ -54,9 +56,9 @@ from typing import Any, Dict, Optional
 
 import tensorflow as _tf
 
-from . import contrib_layers, contrib_training
+from . import clip_ops, contrib_layers, contrib_training
 
-__all__ = ["contrib", "contrib_layers", "contrib_training", "legacy_tf", "run_legacy"]
+__all__ = ["clip_ops", "contrib", "contrib_layers", "contrib_training", "legacy_tf", "run_legacy"]
 
 
 class _LazyEstimator(types.ModuleType):
@@ -86,6 +88,10 @@ class _LegacyTF(types.ModuleType):
     def __init__(self) -> None:
         super().__init__("tensorflow", "TF 1.15 namespace: tf.compat.v1 + reference tf.contrib.")
         self.contrib = contrib
+        # TF 1.15's clip ops, not TF 2's (bit-identical for valid float inputs; TF 2 changed edges).
+        self.clip_by_global_norm = clip_ops.clip_by_global_norm
+        self.clip_by_norm = clip_ops.clip_by_norm
+        self.global_norm = clip_ops.global_norm
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(_tf.compat.v1, attr)

@@ -2,14 +2,18 @@
 
 Written from the TF 1.15 source semantics of
 ``tensorflow/contrib/estimator/python/estimator/extenders.py`` — independent of tfclip_compat:
-``clip_grads`` unzips the pairs, calls ``clip_ops.clip_by_global_norm`` (TF's own, non-robust
-norm) and re-zips; ``_TransformGradients`` is a ``tf.train.Optimizer`` named
-``'ClipByNorm' + optimizer.get_name()`` that delegates ``compute_gradients``, ``get_slot`` and
-``get_slot_names`` and transforms in ``apply_gradients``. It does NOT override ``variables()``
-(so it returns the wrapper's own, empty, state — the contrib defect the shim fixes).
+``clip_grads`` unzips the pairs, calls ``clip_ops.clip_by_global_norm`` (TF 1.15's own,
+``reference.clip_ops``: the norm of ``IndexedSlices.values``) and re-zips;
+``_TransformGradients`` is a ``tf.train.Optimizer`` named ``'ClipByNorm' + optimizer.get_name()``
+that delegates ``compute_gradients``, ``get_slot`` and ``get_slot_names`` and transforms in
+``apply_gradients``. It does NOT override ``variables()``, so ``variables()`` returns the
+wrapper's own, empty, state: ``Saver(tf.trainable_variables() + opt.variables())`` saved no
+optimizer state, which is what old checkpoints hold.
 """
 
 import tensorflow as tf
+
+from . import clip_ops
 
 
 def clip_gradients_by_norm(optimizer, clip_norm):
@@ -17,7 +21,7 @@ def clip_gradients_by_norm(optimizer, clip_norm):
 
     def clip_grads(grads_and_vars):
         gradients, variables = zip(*grads_and_vars)
-        gradients = tf.clip_by_global_norm(gradients, clip_norm)[0]
+        gradients = clip_ops.clip_by_global_norm(gradients, clip_norm)[0]
         return list(zip(gradients, variables))
 
     return _TransformGradients(

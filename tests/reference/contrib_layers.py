@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from . import clip_ops
+
 v1 = tf.compat.v1
 
 __all__ = ["OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "adaptive_clipping_fn", "optimize_loss"]
@@ -172,7 +174,7 @@ def optimize_loss(
 
         if "global_gradient_norm" in summaries or "gradient_norm" in summaries:
             v1.summary.scalar(
-                "global_norm/gradient_norm", tf.linalg.global_norm(list(zip(*gradients))[0])
+                "global_norm/gradient_norm", clip_ops.global_norm(list(zip(*gradients))[0])
             )
 
         # Optionally clip gradients by global norm.
@@ -200,7 +202,7 @@ def optimize_loss(
                     v1.summary.histogram("gradients/%s" % var_name, grad_values)
                 if "gradient_norm" in summaries:
                     v1.summary.scalar(
-                        "gradient_norm/%s" % var_name, tf.linalg.global_norm([grad_values])
+                        "gradient_norm/%s" % var_name, clip_ops.global_norm([grad_values])
                     )
 
         if clip_gradients is not None and (
@@ -208,7 +210,7 @@ def optimize_loss(
         ):
             v1.summary.scalar(
                 "global_norm/clipped_gradient_norm",
-                tf.linalg.global_norm(list(zip(*gradients))[0]),
+                clip_ops.global_norm(list(zip(*gradients))[0]),
             )
 
         # Create gradient updates.
@@ -227,7 +229,7 @@ def optimize_loss(
 def _clip_gradients_by_norm(grads_and_vars, clip_gradients):
     """Clips gradients by global norm."""
     gradients, variables = zip(*grads_and_vars)
-    clipped_gradients, _ = tf.clip_by_global_norm(gradients, clip_gradients)
+    clipped_gradients, _ = clip_ops.clip_by_global_norm(gradients, clip_gradients)
     return list(zip(clipped_gradients, variables))
 
 
@@ -285,7 +287,7 @@ def adaptive_clipping_fn(
         """Internal function for adaptive clipping."""
         grads, variables = zip(*grads_and_vars)
 
-        norm = tf.linalg.global_norm(grads)
+        norm = clip_ops.global_norm(grads)
 
         max_norm, log_mean = _adaptive_max_norm(norm, std_factor, decay, global_step, epsilon, name)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from . import clip_ops
+
 v1 = tf.compat.v1
 
 _USE_GLOBAL_STEP = 0
@@ -46,7 +48,7 @@ def add_gradients_summaries(grads_and_vars):
                 grad_values = grad
             summaries.append(v1.summary.histogram(var.op.name + "_gradient", grad_values))
             summaries.append(
-                v1.summary.scalar(var.op.name + "_gradient_norm", tf.linalg.global_norm([grad_values]))
+                v1.summary.scalar(var.op.name + "_gradient_norm", clip_ops.global_norm([grad_values]))
             )
         else:
             v1.logging.info("Var %s has no gradient", var.op.name)
@@ -59,10 +61,10 @@ def clip_gradient_norms(gradients_to_variables, max_norm):
     for grad, var in gradients_to_variables:
         if grad is not None:
             if isinstance(grad, tf.IndexedSlices):
-                tmp = tf.clip_by_norm(grad.values, max_norm)
+                tmp = clip_ops.clip_by_norm(grad.values, max_norm)
                 grad = tf.IndexedSlices(tmp, grad.indices, grad.dense_shape)
             else:
-                grad = tf.clip_by_norm(grad, max_norm)
+                grad = clip_ops.clip_by_norm(grad, max_norm)
         clipped_grads_and_vars.append((grad, var))
     return clipped_grads_and_vars
 

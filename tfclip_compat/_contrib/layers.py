@@ -1,16 +1,23 @@
 """Drop-in replacement for TF 1.15 ``tf.contrib.layers.optimize_loss``.
 
 Same signature, variable scope (``OptimizeLoss``), ``learning_rate`` variable, summary names and
-numerics as TF 1.15 for ``tf.compat.v1`` optimizers in graph mode. Differences on purpose:
+numerics as TF 1.15 — bit for bit, sparse gradients with repeated indices included — for
+``tf.compat.v1`` optimizers in graph mode and inside ``tf.function``.
 
-- a numeric ``clip_gradients`` clips by the global norm with ``tfclip_compat.clip_by_global_norm``:
-  float16/bfloat16 norms accumulate in float32, and ``IndexedSlices`` count as the dense gradient
-  even when indices repeat (TF 1.15 normed ``.values``). Without repeated indices, in float32,
-  the result equals TF 1.15's. An ``int`` ``clip_gradients`` (TF 1.15: "Unknown type") is
-  accepted as a float; ``clip_gradients`` <= 0 is rejected.
+Opt-in beyond TF 1.15 (keyword-only): ``norm="exact"`` (a numeric ``clip_gradients`` and the
+norm summaries use the dense norm of sparse gradients and float32 accumulation of half
+precision; TF 1.15 normed ``IndexedSlices.values``) or ``norm="fast"``; ``nonfinite=``.
+
+Differences on purpose (only where TF 1.15 crashed, corrupted weights or cannot apply):
+
+- an ``int`` ``clip_gradients`` (TF 1.15: "Unknown type") is accepted as a float;
+  ``clip_gradients`` must be finite and > 0 (TF 1.15 produced NaN or unclipped gradients);
 - ``gradient_multipliers`` and ``gradient_noise_scale`` use the gradient's dtype (TF 1.15 used
-  float32 and failed on float16 gradients); multiplier keys that match no variable are logged.
-- errors name the argument and the remedy; a keyword-only ``nonfinite`` policy is added.
+  float32 and failed on float16 gradients; float32 results are identical); multiplier keys
+  that match no variable are logged;
+- errors name the argument and the remedy;
+- inside ``tf.function`` the default ``variables`` are those of
+  :func:`tfclip_compat._contrib._graph.default_trainable_variables`;
 - eager mode raises ``RuntimeError`` (the TF 1.15 contract is a graph tensor).
 """
 
@@ -18,7 +25,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from tfclip_compat import _clip, _nonfinite
+import math
+
+from tfclip_compat import _nonfinite, _norms
+from tfclip_compat._contrib._graph import default_trainable_variables, with_dependencies
 from tfclip_compat._tf import tf
 
 _v1 = tf.compat.v1
@@ -46,12 +56,8 @@ OPTIMIZER_SUMMARIES: List[str] = [
 
 __all__ = ["OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "optimize_loss"]
 
-
-def _with_dependencies(dependencies: Sequence[Any], output_tensor: Any) -> Any:
-    """Return ``tf.identity(output_tensor)`` run after ``dependencies`` (TF's with_dependencies)."""
-    with _v1.name_scope(None, "control_dependency", list(dependencies) + [output_tensor]) as name:
-        with tf.control_dependencies(dependencies):
-            return tf.identity(output_tensor, name=name)
+#: Graph-building code: AutoGraph must not convert it when a ``tf.function`` calls it.
+_no_autograph = tf.autograph.experimental.do_not_convert
 
 
 def _is_v1_optimizer(obj: Any) -> bool:
@@ -166,9 +172,10 @@ def _check_clip_gradients(clip_gradients: Any) -> Any:
     if clip_gradients is None or callable(clip_gradients):
         return clip_gradients
     if isinstance(clip_gradients, (int, float)) and not isinstance(clip_gradients, bool):
-        if not clip_gradients > 0:
+        if not (math.isfinite(clip_gradients) and clip_gradients > 0):
             raise ValueError(
-                f"clip_gradients={clip_gradients!r} must be > 0 (the largest global gradient norm)."
+                f"clip_gradients={clip_gradients!r} must be a finite number > 0 (the largest "
+                "global gradient norm); TF 1.15 turned an infinite one into NaN gradients."
             )
         return float(clip_gradients)
     raise ValueError(
@@ -177,6 +184,7 @@ def _check_clip_gradients(clip_gradients: Any) -> Any:
     )
 
 
+@_no_autograph
 def optimize_loss(
     loss: Any,
     global_step: Any,
@@ -194,6 +202,7 @@ def optimize_loss(
     increment_global_step: bool = True,
     *,
     nonfinite: str = "propagate",
+    norm: str = "tf1",
 ) -> Any:
     """Build a training op for ``loss``: TF 1.15's ``tf.contrib.layers.optimize_loss``.
 
@@ -220,13 +229,16 @@ def optimize_loss(
         (gradient, variable) list (e.g. adaptive clipping); None: no clipping.
       learning_rate_decay_fn: Function ``(learning_rate, global_step) -> Tensor``.
       update_ops: Ops run before the loss (default: the ``UPDATE_OPS`` collection).
-      variables: Variables to optimize (default: all trainable variables).
+      variables: Variables to optimize (default: all trainable variables; inside a
+        ``tf.function``, those of ``default_trainable_variables``).
       name: Variable scope name (default ``"OptimizeLoss"``).
       summaries: Subset of ``OPTIMIZER_SUMMARIES`` (default: loss, learning rate, global norm).
       colocate_gradients_with_ops: Colocate gradients with their ops.
       increment_global_step: Whether the update increments ``global_step``.
       nonfinite: ``"propagate"`` (TF 1.15), ``"skip"`` (a step with inf/NaN gradients changes no
-        variable, slot or step) or ``"raise"`` (an error naming the variable).
+        variable, slot or step) or ``"raise"`` (an error naming the variable; nothing changes).
+      norm: how a float ``clip_gradients`` and the norm summaries compute norms: ``"tf1"``
+        (default, TF 1.15 bit for bit), ``"exact"`` or ``"fast"`` (``tfclip_compat._norms``).
 
     Returns:
       The loss ``Tensor``; evaluating it runs one training step.
@@ -236,6 +248,7 @@ def optimize_loss(
       RuntimeError: In eager mode.
     """
     _nonfinite.check_policy(nonfinite)
+    norm = _norms.check_norm_mode(norm)
     if tf.executing_eagerly():
         raise RuntimeError(
             "optimize_loss builds a graph: it returns a loss tensor whose evaluation runs one "
@@ -263,7 +276,7 @@ def optimize_loss(
         if update_ops is None:
             update_ops = set(_v1.get_collection(_v1.GraphKeys.UPDATE_OPS))
         if update_ops:
-            loss = _with_dependencies(list(update_ops), loss)
+            loss = with_dependencies(list(update_ops), loss)
 
         lr = None
         if learning_rate is not None:
@@ -290,12 +303,18 @@ def optimize_loss(
         opt = _make_optimizer(optimizer, lr, learning_rate)
 
         if variables is None:
-            variables = _v1.trainable_variables()
+            variables = default_trainable_variables()
+            if not variables:
+                raise ValueError(
+                    "optimize_loss has no variables to optimize: the graph has no trainable "
+                    "variables (and inside a tf.function the loss read none). Build the model "
+                    "first, or pass variables=."
+                )
         variables = list(variables)
         if not variables:
             raise ValueError(
-                "optimize_loss has no variables to optimize: variables is empty and the graph has "
-                "no trainable variables."
+                "optimize_loss(variables=[]): the list of variables to optimize is empty. Pass "
+                "the variables, or leave variables=None for all trainable variables."
             )
 
         gradients = opt.compute_gradients(
@@ -315,11 +334,13 @@ def optimize_loss(
 
         if "global_gradient_norm" in summaries or "gradient_norm" in summaries:
             _v1.summary.scalar(
-                "global_norm/gradient_norm", _clip.global_norm([g for g, _ in gradients])
+                "global_norm/gradient_norm", _norms.global_norm([g for g, _ in gradients], norm)
             )
 
         if isinstance(clip_gradients, float):
-            clipped, _ = _clip.clip_by_global_norm([g for g, _ in gradients], clip_gradients)
+            clipped, _ = _norms.clip_by_global_norm(
+                [g for g, _ in gradients], clip_gradients, norm
+            )
             gradients = list(zip(clipped, [v for _, v in gradients]))
         elif callable(clip_gradients):
             gradients = clip_gradients(gradients)
@@ -334,13 +355,17 @@ def optimize_loss(
                 if "gradients" in summaries:
                     _v1.summary.histogram("gradients/%s" % var_name, grad_values)
                 if "gradient_norm" in summaries:
-                    _v1.summary.scalar("gradient_norm/%s" % var_name, _clip.global_norm([gradient]))
+                    value = grad_values if norm == "tf1" else gradient
+                    _v1.summary.scalar(
+                        "gradient_norm/%s" % var_name, _norms.global_norm([value], norm)
+                    )
 
         if clip_gradients is not None and (
             "global_gradient_norm" in summaries or "gradient_norm" in summaries
         ):
             _v1.summary.scalar(
-                "global_norm/clipped_gradient_norm", _clip.global_norm([g for g, _ in gradients])
+                "global_norm/clipped_gradient_norm",
+                _norms.global_norm([g for g, _ in gradients], norm),
             )
 
         step = global_step if increment_global_step else None
@@ -350,4 +375,4 @@ def optimize_loss(
 
         grad_updates = _nonfinite.apply_with_policy(apply_fn, list(gradients), nonfinite)
 
-        return _with_dependencies([grad_updates], loss)
+        return with_dependencies([grad_updates], loss)

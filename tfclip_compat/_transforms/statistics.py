@@ -30,8 +30,15 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 from tfclip_compat import _clip
 from tfclip_compat._fast_norm import fast_global_norm
 from tfclip_compat._tf import tf
-from tfclip_compat._transform import GradientTransform, TransformResult
-from tfclip_compat._transforms import _after, _f32, _no_autograph, _read, state_variable, variable_name
+from tfclip_compat._transforms._util import (
+    _after,
+    _f32,
+    _no_autograph,
+    _read,
+    state_variable,
+    variable_name,
+)
+from tfclip_compat._transforms.base import GradientTransform, TransformResult
 
 __all__ = ["ClipStatistics"]
 

@@ -2,27 +2,41 @@
 
 ``create_train_op``, ``clip_gradient_norms``, ``clip_gradient_norms_fn``,
 ``add_gradients_summaries`` and ``multiply_gradients`` keep TF 1.15's names, signatures and
-numerics for ``tf.compat.v1`` optimizers in graph mode (including inside ``tf.function``).
+numerics (bit for bit, sparse gradients with repeated indices included) for
+``tf.compat.v1`` optimizers in graph mode and inside ``tf.function``.
 
-Differences on purpose (each one only where TF 1.15 was wrong or crashed):
+Opt-in beyond TF 1.15 (keyword-only, so TF 1.15 calls are unchanged):
 
-- ``clip_gradient_norms`` clips an ``IndexedSlices`` gradient by the norm of the *dense* gradient
-  it stands for (TF 1.15 used the norm of ``.values``, too small when indices repeat), keeps it
-  sparse, and accumulates float16/bfloat16 norms in float32 (``tfclip_compat.clip_by_norm``).
-  Without repeated indices the result equals TF 1.15's.
-- ``add_gradients_summaries`` reports that same dense, overflow-free norm.
+- ``clip_gradient_norms(..., norm="exact")`` / ``clip_gradient_norms_fn(..., norm="exact")``
+  clip an ``IndexedSlices`` by the norm of the *dense* gradient it stands for (TF 1.15 used the
+  norm of ``.values``, wrong when indices repeat) and accumulate float16/bfloat16 norms in
+  float32; ``add_gradients_summaries(..., norm="exact")`` reports that norm;
+- ``create_train_op(..., nonfinite="skip" | "raise")``.
+
+Differences on purpose (only where TF 1.15 crashed, corrupted weights or cannot apply):
+
 - ``create_train_op`` raises ``ValueError`` naming the variable where TF 1.15 had bare ``assert``
-  statements (which ``python -O`` removes), and takes a keyword-only ``nonfinite`` policy.
-- In eager mode ``create_train_op`` raises ``RuntimeError``: TF 1.15 returned a loss *tensor* whose
-  evaluation runs a step, which has no eager meaning (see the function's docstring).
+  statements (which ``python -O`` removes), and says what is wrong for an empty
+  ``variables_to_train``;
+- ``max_norm`` must be a finite number > 0 (TF 1.15 turned ``inf`` into NaN gradients and a
+  negative value into reversed ones); a tensor ``max_norm`` is checked when the step runs;
+- inside ``tf.function`` the default variable list (TF 1.15: the graph's trainable variables)
+  is the trainable variables the function has read, in creation order, since a function graph
+  holds no collection of the variables created outside it;
+- in eager mode ``create_train_op`` raises ``RuntimeError``: TF 1.15 returned a loss *tensor*
+  whose evaluation runs a step, which has no eager meaning (see the function's docstring).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from tfclip_compat import _clip, _nonfinite
+import math
+
+from tfclip_compat import _nonfinite, _norms
+from tfclip_compat._contrib._graph import default_trainable_variables, var_name, with_dependencies
 from tfclip_compat._tf import tf
+from tfclip_compat._transforms.base import runtime_checks
 
 _v1 = tf.compat.v1
 
@@ -31,6 +45,9 @@ GradsAndVars = List[Tuple[Any, Any]]
 #: TF 1.15's sentinel: ``global_step`` left at it means "the graph's global step, created if
 #: missing"; ``None`` means "do not increment any step".
 _USE_GLOBAL_STEP = 0
+
+#: Graph-building code: AutoGraph must not convert it when a ``tf.function`` calls it.
+_no_autograph = tf.autograph.experimental.do_not_convert
 
 __all__ = [
     "add_gradients_summaries",
@@ -41,54 +58,47 @@ __all__ = [
 ]
 
 
-def _with_dependencies(dependencies: Sequence[Any], output_tensor: Any) -> Any:
-    """Return ``tf.identity(output_tensor)`` run after ``dependencies`` (TF's with_dependencies)."""
-    with _v1.name_scope(None, "control_dependency", list(dependencies) + [output_tensor]) as name:
-        with tf.control_dependencies(dependencies):
-            return tf.identity(output_tensor, name=name)
-
-
-def _var_name(var: Any) -> str:
-    """Return a readable name for a variable in graph or eager mode."""
-    try:
-        return str(var.op.name)
-    except (AttributeError, ValueError):
-        return str(getattr(var, "name", var))
-
-
-def add_gradients_summaries(grads_and_vars: Sequence[Tuple[Any, Any]]) -> List[Any]:
+@_no_autograph
+def add_gradients_summaries(
+    grads_and_vars: Sequence[Tuple[Any, Any]], *, norm: str = "tf1"
+) -> List[Any]:
     """Add a histogram and a norm summary for each gradient; return the summary ops.
 
     Same summary names as TF 1.15 (``<var op name>_gradient`` histogram of the gradient values,
-    ``<var op name>_gradient_norm`` scalar). The norm is that of the dense gradient, accumulated
-    in float32 (TF 1.15: norm of ``IndexedSlices.values``, overflowing in float16). Variables
-    without a gradient are logged at INFO level and skipped, as in TF 1.15.
+    ``<var op name>_gradient_norm`` scalar). Variables without a gradient are logged at INFO
+    level and skipped, as in TF 1.15.
 
     Args:
       grads_and_vars: A list of (gradient, variable) pairs.
+      norm: ``"tf1"`` (default: TF 1.15's norm of the gradient's values) or ``"exact"`` (the
+        norm of the dense gradient, float32 accumulation for half precision).
 
     Returns:
       The list of created summary tensors.
     """
+    norm = _norms.check_norm_mode(norm, ("tf1", "exact"))
     summaries = []
     for grad, var in grads_and_vars:
         if grad is not None:
             grad_values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
-            name = _var_name(var)
+            name = var_name(var)
             summaries.append(_v1.summary.histogram(name + "_gradient", grad_values))
-            summaries.append(_v1.summary.scalar(name + "_gradient_norm", _clip.global_norm([grad])))
+            value = grad_values if norm == "tf1" else grad
+            summaries.append(
+                _v1.summary.scalar(name + "_gradient_norm", _norms.global_norm([value], norm))
+            )
         else:
-            _v1.logging.info("Var %s has no gradient", _var_name(var))
+            _v1.logging.info("Var %s has no gradient", var_name(var))
     return summaries
 
 
 def _check_max_norm(max_norm: Any) -> None:
-    """Reject a Python ``max_norm`` that is not a positive number (tensors are not checked)."""
+    """Reject a Python ``max_norm`` that is not a finite positive number (tensors: at run time)."""
     if isinstance(max_norm, bool) or (
-        isinstance(max_norm, (int, float)) and not max_norm > 0
+        isinstance(max_norm, (int, float)) and not (math.isfinite(max_norm) and max_norm > 0)
     ):
         raise ValueError(
-            f"max_norm must be a positive number, got {max_norm!r}; "
+            f"max_norm must be a finite number > 0, got {max_norm!r}; "
             "pass the largest allowed L2 norm of each gradient, e.g. max_norm=5.0."
         )
     if isinstance(max_norm, (list, tuple, dict, str)) or max_norm is None:
@@ -98,47 +108,62 @@ def _check_max_norm(max_norm: Any) -> None:
         )
 
 
-def clip_gradient_norms(gradients_to_variables: Sequence[Tuple[Any, Any]], max_norm: Any) -> GradsAndVars:
+@_no_autograph
+def clip_gradient_norms(
+    gradients_to_variables: Sequence[Tuple[Any, Any]], max_norm: Any, *, norm: str = "tf1"
+) -> GradsAndVars:
     """Clip each gradient to an L2 norm of at most ``max_norm`` (per tensor, NOT the global norm).
 
-    Replaces ``tf.contrib.training.clip_gradient_norms``. Each gradient is clipped independently
-    with ``tfclip_compat.clip_by_norm``: ``IndexedSlices`` stay sparse and are scaled by the norm
-    of the dense gradient they represent (TF 1.15 normed ``.values``, which differs when indices
-    repeat); float16 norms are accumulated in float32. ``None`` gradients pass through.
+    Replaces ``tf.contrib.training.clip_gradient_norms``: ``tf.clip_by_norm`` on each gradient as
+    TF 1.15 computed it (an ``IndexedSlices`` is clipped by the norm of its ``.values`` and stays
+    sparse). ``None`` gradients pass through.
 
     Args:
       gradients_to_variables: A list of (gradient, variable) pairs.
-      max_norm: The maximum norm value (a positive float or scalar tensor).
+      max_norm: The maximum norm value (a finite float > 0 or a scalar tensor, checked when the
+        step runs).
+      norm: ``"tf1"`` (default, TF 1.15 bit for bit) or ``"exact"``: clip an ``IndexedSlices``
+        by the norm of the dense gradient it stands for (repeated indices summed, the result
+        has unique indices) and reduce float16/bfloat16 in float32
+        (``tfclip_compat.clip_by_norm``).
 
     Returns:
       A list of clipped (gradient, variable) pairs.
     """
     _check_max_norm(max_norm)
+    norm = _norms.check_norm_mode(norm, ("tf1", "exact"))
+    checks = runtime_checks(max_norm, "max_norm")
     clipped_grads_and_vars = []
     for grad, var in gradients_to_variables:
         if grad is not None:
-            grad = _clip.clip_by_norm(grad, max_norm)
+            with tf.control_dependencies(checks):
+                grad = _norms.clip_by_norm(grad, max_norm, norm)
         clipped_grads_and_vars.append((grad, var))
     return clipped_grads_and_vars
 
 
-def clip_gradient_norms_fn(max_norm: Any) -> Callable[[Sequence[Tuple[Any, Any]]], GradsAndVars]:
+def clip_gradient_norms_fn(
+    max_norm: Any, *, norm: str = "tf1"
+) -> Callable[[Sequence[Tuple[Any, Any]]], GradsAndVars]:
     """Return a ``transform_grads_fn`` for ``create_train_op`` that calls ``clip_gradient_norms``.
 
     Args:
       max_norm: The maximum norm value of each gradient.
+      norm: ``"tf1"`` (default) or ``"exact"``, passed to ``clip_gradient_norms``.
 
     Returns:
       A function mapping a (gradient, variable) list to its per-tensor clipped version.
     """
     _check_max_norm(max_norm)
+    norm = _norms.check_norm_mode(norm, ("tf1", "exact"))
 
     def clip_norms(gradients_to_variables: Sequence[Tuple[Any, Any]]) -> GradsAndVars:
-        return clip_gradient_norms(gradients_to_variables, max_norm)
+        return clip_gradient_norms(gradients_to_variables, max_norm, norm=norm)
 
     return clip_norms
 
 
+@_no_autograph
 def multiply_gradients(
     grads_and_vars: GradsAndVars, gradient_multipliers: Dict[Any, Any]
 ) -> GradsAndVars:
@@ -175,7 +200,7 @@ def multiply_gradients(
 
     multiplied_grads_and_vars = []
     for grad, var in grads_and_vars:
-        op_name = _var_name(var)
+        op_name = var_name(var)
         if var in gradient_multipliers or op_name in gradient_multipliers:
             key = var if var in gradient_multipliers else op_name
             if grad is None:
@@ -199,6 +224,7 @@ def _is_v1_style_optimizer(optimizer: Any) -> bool:
     )
 
 
+@_no_autograph
 def create_train_op(
     total_loss: Any,
     optimizer: Any,
@@ -238,7 +264,8 @@ def create_train_op(
         (created when missing); ``None``: no step is incremented.
       update_ops: Ops to run before the loss. ``None``: the ``UPDATE_OPS`` collection. A list that
         misses some of that collection logs a warning, as TF 1.15 did.
-      variables_to_train: Variables to train (default: all trainable variables).
+      variables_to_train: Variables to train (default: all trainable variables; inside a
+        ``tf.function``, see :func:`default_trainable_variables`).
       transform_grads_fn: Function mapping the (gradient, variable) list to a new one (clipping,
         multipliers), e.g. ``clip_gradient_norms_fn(5.0)``.
       summarize_gradients: Whether to add gradient summaries (``add_gradients_summaries``).
@@ -301,24 +328,31 @@ def create_train_op(
     if update_ops_set:
         with tf.control_dependencies(update_ops_set):
             barrier = tf.no_op(name="update_barrier")
-        total_loss = _with_dependencies([barrier], total_loss)
+        total_loss = with_dependencies([barrier], total_loss)
 
-    trainable = _v1.trainable_variables()
+    trainable = default_trainable_variables()
     if variables_to_train is None:
         variables_to_train = trainable
+        if not variables_to_train:
+            raise ValueError(
+                "create_train_op has no variables to train: the graph has no trainable "
+                "variables (and inside a tf.function the loss read none). Build the model "
+                "before calling it, or pass variables_to_train=."
+            )
     else:
         variables_to_train = list(variables_to_train)
+        if not variables_to_train:
+            raise ValueError(
+                "create_train_op(variables_to_train=[]): the list of variables to train is "
+                "empty. Pass the variables to train, or leave variables_to_train=None for all "
+                "trainable variables."
+            )
         for v in variables_to_train:
             if not (getattr(v, "trainable", False) or any(v is t for t in trainable)):
                 raise ValueError(
-                    f"variables_to_train contains {_var_name(v)!r}, which is not a trainable "
+                    f"variables_to_train contains {var_name(v)!r}, which is not a trainable "
                     "variable; create it with trainable=True or leave it out."
                 )
-    if not variables_to_train:
-        raise ValueError(
-            "create_train_op has no variables to train: variables_to_train is empty and the "
-            "graph has no trainable variables. Build the model in this graph first."
-        )
 
     grads = optimizer.compute_gradients(
         total_loss,
@@ -343,7 +377,7 @@ def create_train_op(
     with tf.name_scope("train_op"):
         if check_numerics:
             total_loss = tf.debugging.check_numerics(total_loss, "LossTensor is inf or nan")
-        train_op = _with_dependencies([grad_updates], total_loss)
+        train_op = with_dependencies([grad_updates], total_loss)
 
     train_ops = _v1.get_collection_ref(_v1.GraphKeys.TRAIN_OP)
     if not any(train_op is t for t in train_ops):

@@ -7,15 +7,16 @@ A *gradient transform* maps a list of ``(gradient, variable)`` pairs to a
 * ``skip`` — ``None``, or a scalar bool tensor: True asks the wrapper to skip the whole update
   (variables, slots, optimizer counters untouched; see ``_nonfinite``);
 * ``stats`` — ``dict[str, Tensor]`` of scalars for summaries (e.g. ``"global_norm"``,
-  ``"clipped_global_norm"``). A ``"global_norm"`` entry is also used by the wrappers as the
-  non-finite test (a finite norm means finite gradients), saving a pass over the gradients.
+  ``"clipped_global_norm"``). The wrappers' non-finite policies do not read them: they test
+  the gradients the transform returns, i.e. what is applied.
 
 Contract for implementers (subclass :class:`GradientTransform`, a ``tf.Module``):
 
 * ``build(var_list)`` creates the transform's state variables (histories, EMAs, counters) once;
   the wrappers call it under ``tf.init_scope`` before any ``tf.cond``, so creating
   ``tf.Variable`` objects there is safe in graph mode, ``tf.function`` and under a
-  tf.distribute strategy scope. It must be idempotent. State variables are ``tf.Module``
+  tf.distribute strategy scope. It must be idempotent. Decorate ``build`` and ``__call__``
+  with ``tf.autograph.experimental.do_not_convert``: they are graph-building code. State variables are ``tf.Module``
   attributes, so ``variables`` lists them and ``tf.train.Checkpoint`` / ``Saver`` save them
   (the wrappers add the transform as a checkpoint dependency named ``"gradient_transform"``
   when it has variables).
@@ -35,10 +36,14 @@ override earlier ones with the same key).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from tfclip_compat import _fast_norm
 from tfclip_compat._tf import tf
+
+#: Transforms are graph-building code: AutoGraph must not convert them (it warns on the
+#: docstring-only ``GradientTransform.build``).
+_no_autograph = tf.autograph.experimental.do_not_convert
 
 GradsAndVars = List[Tuple[Any, Any]]
 
@@ -54,6 +59,7 @@ class TransformResult(NamedTuple):
 class GradientTransform(tf.Module):
     """Base class of gradient transforms (see the module docstring for the contract)."""
 
+    @_no_autograph
     def build(self, var_list: Sequence[Any]) -> None:
         """Create state variables for ``var_list`` (once). Stateless transforms do nothing."""
 
@@ -62,18 +68,29 @@ class GradientTransform(tf.Module):
         raise NotImplementedError
 
 
-def check_clip_norm(clip_norm: Any, argument: str = "clip_norm") -> Any:
-    """Validate a clipping threshold: a positive scalar number or a scalar tensor.
+def _bad_value(argument: str, value: float) -> ValueError:
+    hint = ""
+    if value == float("inf"):
+        hint = (
+            " TF 1.15 turned every gradient into NaN with an infinite threshold; to not clip, "
+            "do not wrap the optimizer."
+        )
+    return ValueError(f"{argument} must be a finite number > 0, got {value!r}.{hint}")
 
-    Python numbers and constant tensors are checked for ``> 0`` at once; a non-constant scalar
-    tensor (e.g. a placeholder or a variable) is accepted and checked at run time by TF's own
-    arithmetic. Raises ValueError/TypeError naming ``argument``.
+
+def check_clip_norm(clip_norm: Any, argument: str = "clip_norm") -> Any:
+    """Validate a clipping threshold: a finite positive scalar number or a scalar tensor.
+
+    Python numbers and constant tensors are checked at once (``inf``, NaN, 0 and negative
+    values are rejected: with them TF 1.15 produced NaN, zero or unclipped gradients); a
+    non-constant scalar tensor (e.g. a placeholder or a variable) is accepted and checked at
+    run time by :func:`runtime_checks`. Raises ValueError/TypeError naming ``argument``.
     """
     if isinstance(clip_norm, bool) or clip_norm is None:
         raise TypeError(f"{argument} must be a positive scalar number or tensor, got {clip_norm!r}.")
     if isinstance(clip_norm, (int, float)):
-        if not clip_norm > 0:
-            raise ValueError(f"{argument} must be > 0, got {clip_norm!r}.")
+        if not (math.isfinite(clip_norm) and clip_norm > 0):
+            raise _bad_value(argument, float(clip_norm))
         return float(clip_norm)
     try:
         shape = tf.TensorShape(clip_norm.shape)
@@ -93,36 +110,25 @@ def check_clip_norm(clip_norm: Any, argument: str = "clip_norm") -> Any:
     if shape.rank is not None and shape.rank != 0:
         raise ValueError(f"{argument} must be a scalar (0-D), got shape {shape}.")
     value = tf.get_static_value(clip_norm) if not isinstance(clip_norm, tf.Variable) else None
-    if value is not None and not float(value) > 0:
-        raise ValueError(f"{argument} must be > 0, got {float(value)!r}.")
+    if value is not None and not (math.isfinite(float(value)) and float(value) > 0):
+        raise _bad_value(argument, float(value))
     return clip_norm
 
 
-class ClipByGlobalNorm(GradientTransform):
-    """Clip all gradients by their global norm (``tfclip_compat.clip_by_global_norm``).
+def runtime_checks(clip_norm: Any, argument: str = "clip_norm") -> List[Any]:
+    """Run-time checks of a threshold that :func:`check_clip_norm` could not check statically.
 
-    Stats: ``global_norm`` (before clipping, float32 for half-precision gradients) and
-    ``clipped_global_norm`` (after clipping).
-
-    Uses the grouped fast global norm (:func:`tfclip_compat.fast_clip_by_global_norm`): same
-    semantics as ``clip_by_global_norm`` (float32 accumulation, dense norm of sparse
-    gradients, NaN outputs for a non-finite norm), equal up to the summation order of the
-    squares, with a handful of ops per group of same-shape variables instead of ~3 per
-    variable (see ``benchmarks/fast_norm.py``).
+    Empty for Python numbers and constants; for a placeholder, a variable or a computed tensor,
+    one assertion (finite and > 0) that fails naming ``argument``. Make the clipped gradients
+    depend on it (``tf.control_dependencies``); it does not change their values.
     """
-
-    def __init__(self, clip_norm: Any, name: Optional[str] = None) -> None:
-        super().__init__(name=name or "clip_by_global_norm")
-        self.clip_norm = check_clip_norm(clip_norm)
-
-    def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
-        """Clip by the global norm; see the class docstring."""
-        grads_and_vars = list(grads_and_vars)
-        grads = [g for g, _ in grads_and_vars]
-        clipped, norm = _fast_norm.fast_clip_by_global_norm(grads, self.clip_norm)
-        clip_norm = tf.cast(self.clip_norm, norm.dtype)
-        stats = {"global_norm": norm, "clipped_global_norm": tf.minimum(norm, clip_norm)}
-        return TransformResult(list(zip(clipped, [v for _, v in grads_and_vars])), None, stats)
+    if isinstance(clip_norm, (int, float)):
+        return []
+    if not isinstance(clip_norm, tf.Variable) and tf.get_static_value(clip_norm) is not None:
+        return []
+    value = tf.convert_to_tensor(clip_norm)
+    ok = tf.logical_and(tf.math.is_finite(value), value > 0)
+    return [tf.debugging.Assert(ok, [f"{argument} must be a finite number > 0, got", value])]
 
 
 class Chain(GradientTransform):
@@ -135,11 +141,13 @@ class Chain(GradientTransform):
                 raise TypeError(f"Chain() takes GradientTransform objects, got {type(t).__name__}.")
         self.transforms = list(transforms)
 
+    @_no_autograph
     def build(self, var_list: Sequence[Any]) -> None:
         """Build every transform of the chain."""
         for t in self.transforms:
             t.build(var_list)
 
+    @_no_autograph
     def __call__(self, grads_and_vars: Sequence[Tuple[Any, Any]]) -> TransformResult:
         """Run the transforms in order, OR-ing skip flags and merging stats."""
         gvs = list(grads_and_vars)
@@ -154,4 +162,4 @@ class Chain(GradientTransform):
         return TransformResult(gvs, skip, stats)
 
 
-__all__ = ["Chain", "ClipByGlobalNorm", "GradientTransform", "TransformResult", "check_clip_norm"]
+__all__ = ["Chain", "GradientTransform", "TransformResult", "check_clip_norm", "runtime_checks"]

@@ -18,6 +18,7 @@ from tfclip_compat._clip import (
 )
 from tfclip_compat._adaptive import AdaptiveClipping, adaptive_clipping_fn
 from tfclip_compat._fast_norm import fast_clip_by_global_norm, fast_global_norm
+from tfclip_compat._keras_optimizer import TransformedKerasOptimizer
 from tfclip_compat._layers import optimize_loss
 from tfclip_compat._optimizer import clip_gradients_by_norm, wrap_optimizer
 from tfclip_compat._stats import ClipStatistics
@@ -56,6 +57,7 @@ __all__ = [
     "SkipNonFinite",
     "SkipOnSpike",
     "TransformResult",
+    "TransformedKerasOptimizer",
     "ZClip",
     "adaptive_clipping_fn",
     "add_gradients_summaries",

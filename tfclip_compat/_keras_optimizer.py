@@ -44,6 +44,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 import keras
+import numpy as np
 
 from tfclip_compat import _nonfinite
 from tfclip_compat._optimizer import _keep_on_first_replica, _validate_grads_and_vars
@@ -268,6 +269,26 @@ class TransformedKerasOptimizer(_KerasOptimizer):
     def finalize_variable_values(self, var_list: Sequence[Any]) -> None:
         """The wrapped optimizer's (EMA weights, when it keeps them)."""
         self._optimizer.finalize_variable_values(var_list)
+
+    def exclude_from_weight_decay(self, var_list: Any = None, var_names: Any = None) -> None:
+        """The wrapped optimizer's (weight decay is its business)."""
+        self._optimizer.exclude_from_weight_decay(var_list=var_list, var_names=var_names)
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Assign ``weights`` to :attr:`variables` (the wrapped optimizer's, then the transform's)."""
+        variables = self.variables
+        if not self.built or len(weights) != len(variables):
+            raise ValueError(
+                f"{self.name}.set_weights needs a built optimizer and one array per variable: "
+                f"got {len(weights)} arrays for {len(variables)} variables (built={self.built})."
+            )
+        for variable, weight in zip(variables, weights):
+            if tuple(variable.shape) != tuple(np.shape(weight)):
+                raise ValueError(
+                    f"{self.name}.set_weights: shape {np.shape(weight)} for variable "
+                    f"{getattr(variable, 'path', variable.name)} of shape {tuple(variable.shape)}."
+                )
+            variable.assign(weight)
 
     def build(self, var_list: Sequence[Any]) -> None:
         """Create the wrapped optimizer's and the transform's variables for ``var_list``."""

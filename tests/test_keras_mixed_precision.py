@@ -136,3 +136,18 @@ def test_order_a_with_skip_keeps_the_weights(two_replica_strategy):
     after_good = _overflow_on_replica_1(opt, two_replica_strategy, w)
     np.testing.assert_array_equal(w.numpy(), after_good)
     assert int(opt.iterations.numpy()) == 1
+
+
+def test_transform_skip_never_hides_an_overflow_from_the_loss_scale_optimizer():
+    """B with SkipNonFinite in the chain: an overflow still reaches the LossScaleOptimizer, which
+    halves its scale (a skip before it would leave the scale too high for ever)."""
+    w = tf.Variable([1.0, 2.0])
+    lso = LSO(keras.optimizers.SGD(0.1), initial_scale=4.0)
+    opt = tfc.wrap_optimizer(lso, tfc.Chain(tfc.SkipNonFinite(), tfc.ClipByGlobalNorm(1.0)), nonfinite="skip")
+    step = tf.function(lambda g: opt.apply_gradients([(g, w)]))
+    step(tf.constant([np.inf, 1.0]))
+    assert float(lso.dynamic_scale.numpy()) == 2.0
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    step(tf.constant([0.4, 0.0]))  # scaled by 2: applied gradient 0.2
+    np.testing.assert_allclose(w.numpy(), [0.98, 2.0])
+    assert int(opt.iterations.numpy()) == 1

@@ -91,3 +91,25 @@ def test_propagate_applies_nan_like_tf1():
     model, _ = _compiled("propagate")
     model.fit(X_BAD, Y[:BATCH], batch_size=BATCH, epochs=1, verbose=0)
     assert np.isnan(model.get_weights()[0]).all()
+
+
+class _NaNOut(tfc.GradientTransform):
+    """A transform that turns finite gradients into NaN (a stand-in for a broken threshold)."""
+
+    def __call__(self, grads_and_vars):
+        return tfc.TransformResult([(g * np.nan, v) for g, v in grads_and_vars], None, {"global_norm": tf.constant(1.0)})
+
+
+@pytest.mark.parametrize("policy", ["skip", "raise"])
+def test_policies_look_at_what_is_applied(policy):
+    """Finite gradients made NaN by the transform: 'skip' skips (its global_norm stat says finite), 'raise' raises."""
+    v = tf.Variable([1.0, 2.0], name="applied")
+    opt = tfc.wrap_optimizer(keras.optimizers.Adam(0.1), _NaNOut(), nonfinite=policy)
+    step = tf.function(lambda g: opt.apply_gradients([(g, v)]))
+    if policy == "raise":
+        with pytest.raises(tf.errors.InvalidArgumentError, match="applied"):
+            step(tf.constant([1.0, 1.0]))
+    else:
+        step(tf.constant([1.0, 1.0]))
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    assert int(opt.iterations.numpy()) == 0

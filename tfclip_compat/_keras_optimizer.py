@@ -5,47 +5,40 @@ Keras optimizer; ``tfclip_compat.clip_gradients_by_norm(keras_opt, c)`` and
 ``wrap_optimizer(keras_opt, transform)`` return it, so ``model.compile(optimizer=...)``,
 ``model.save`` / ``keras.models.load_model`` and ``tf.train.Checkpoint`` accept it.
 
-Where the all-reduce goes (Keras 3, TF backend). A Keras optimizer's ``apply`` runs, per
-replica: ``loss_scale_factor`` unscaling, ``clipnorm`` / ``global_clipnorm`` /
-``clipvalue`` (``_clip_gradients``), weight decay, then ``_backend_update_step``, which
-all-reduces (SUMs) the gradients (``_all_reduce_sum_gradients``) and updates the variables in
-a ``merge_call``. So Keras clips each replica's *partial* gradient. This wrapper, per replica:
+Keras' own ``clipnorm`` / ``global_clipnorm`` run inside the wrapped optimizer's ``apply``,
+per replica, *before* its all-reduce: they clip each replica's partial gradient. Per replica,
+this wrapper instead:
 
-1. all-reduces (SUM) the gradients with the same Keras method, so every replica holds the
+1. all-reduces (SUMs) the gradients with Keras' own method, so every replica holds the
    aggregated gradient, and divides by the wrapped optimizer's loss scale if it has one;
-2. ``nonfinite="raise"`` checks, then runs the transform (identical inputs on every replica,
-   so identical outputs and identical state updates);
-3. applies the result with the wrapped optimizer, *telling it not to aggregate again*: the
-   wrapped optimizer's ``_all_reduce_sum_gradients`` is replaced, on that instance only, by a
-   switch that passes the gradients through while this wrapper applies them (a counter, not a
-   thread-local: MirroredStrategy runs replicas in threads and ``LossScaleOptimizer`` re-enters
-   them from a ``merge_call``) and calls Keras' method otherwise. Used directly, the wrapped
-   optimizer still aggregates. An optimizer class that overrides ``apply`` /
-   ``apply_gradients`` / ``_backend_apply_gradients`` / ``_all_reduce_sum_gradients`` (e.g.
-   ``MultiOptimizer``) gets the fallback instead: replica 0 passes the result and the others
-   pass zeros, so its own SUM returns the result exactly (one more all-reduce per step).
+2. ``nonfinite="raise"``: checks them (before anything, transform state included, changes);
+3. runs the transform (identical inputs on every replica: identical outputs and state);
+4. applies the result with the wrapped optimizer, its own all-reduce switched off
+   (``_keras_support``: one gradient all-reduce per step, as plain Keras); for optimizer
+   classes whose aggregation cannot be switched off, replica 0 passes the result and the
+   others zeros, so that their SUM is the result exactly (a second all-reduce per step).
 
-Skips (a transform's ``skip``, ``nonfinite="skip"``) are a ``tf.cond`` built in cross-replica
-context when the strategy uses ``merge_call`` (as Keras' ``LossScaleOptimizer`` does), a plain
-``tf.cond`` otherwise; the predicate comes from aggregated gradients, so every replica agrees.
+A skip (the transform's ``skip``, ``nonfinite="skip"``, and ``"raise"`` as a second guard)
+tests what is *applied*; it is a ``tf.cond`` built in cross-replica context when the strategy
+uses ``merge_call`` (as Keras' ``LossScaleOptimizer`` does), a plain ``tf.cond`` otherwise;
+the predicate comes from aggregated gradients, so every replica agrees.
 
-Loss scaling (mixed precision): see ``docs/keras.md``. ``LossScaleOptimizer(wrapper)`` is the
-right order and what ``model.compile`` builds under a ``mixed_float16`` policy; a wrapper
-around a ``LossScaleOptimizer`` unscales before the transform and rescales after it (exact
-for power-of-two scales, the default), always lets non-finite steps reach the
-``LossScaleOptimizer`` (it must see them to lower its scale), refuses ``nonfinite="raise"``,
-and raises if a second ``LossScaleOptimizer`` is put around it.
+Mixed precision (``docs/keras.md``): ``LossScaleOptimizer(wrapper)`` is what ``model.compile``
+builds under ``mixed_float16``. A wrapper *around* a ``LossScaleOptimizer`` unscales before
+the transform and rescales after it (exact for power-of-two scales, the default), always
+lets non-finite steps reach the ``LossScaleOptimizer`` (it must see them to lower its scale),
+refuses ``nonfinite="raise"`` and a second ``LossScaleOptimizer`` around it.
 """
 
 from __future__ import annotations
 
-import threading
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 import keras
 import numpy as np
 
+from tfclip_compat import _keras_support as ks
 from tfclip_compat import _nonfinite
 from tfclip_compat._optimizer import _keep_on_first_replica, _validate_grads_and_vars
 from tfclip_compat._optimizer import _SCALAR_METADATA, _TRANSFORM_CHECKPOINT_NAME
@@ -53,11 +46,6 @@ from tfclip_compat._tf import tf
 from tfclip_compat._transform import GradientTransform
 from tfclip_compat._transform_config import deserialize_transform, serialize_transform
 
-_KerasOptimizer: Any = keras.optimizers.Optimizer
-_LossScaleOptimizer: Any = keras.optimizers.LossScaleOptimizer
-#: Methods through which a Keras 3 optimizer aggregates; a class overriding one of them may
-#: aggregate some other way, so its aggregation is not switched off (the fallback is used).
-_AGGREGATION_METHODS = ("apply", "apply_gradients", "_backend_apply_gradients", "_all_reduce_sum_gradients")
 # Constructor arguments of keras.optimizers.Optimizer that the wrapper accepts only at their
 # defaults (get_config of older versions, or a generic caller, may pass them).
 _BASE_DEFAULTS = {
@@ -67,86 +55,8 @@ _BASE_DEFAULTS = {
 }
 
 
-class _AggregationSwitch:
-    """Stands in for one optimizer instance's ``_all_reduce_sum_gradients``."""
-
-    def __init__(self, method: Any) -> None:
-        self.method = method
-        self.depth = 0
-        self.lock = threading.Lock()
-
-    def __call__(self, grads_and_vars: Any) -> Any:
-        if self.depth > 0:
-            return list(grads_and_vars)
-        return self.method(grads_and_vars)
-
-    def __enter__(self) -> None:
-        with self.lock:
-            self.depth += 1
-
-    def __exit__(self, *exc: Any) -> None:
-        with self.lock:
-            self.depth -= 1
-
-
-def _aggregating_optimizer(optimizer: Any) -> Optional[Any]:
-    """The optimizer whose ``_all_reduce_sum_gradients`` aggregates for ``optimizer``, or None."""
-    if isinstance(optimizer, _LossScaleOptimizer):
-        return _aggregating_optimizer(optimizer.inner_optimizer)
-    if isinstance(optimizer, TransformedKerasOptimizer):
-        return optimizer
-    cls = type(optimizer)
-    for method in _AGGREGATION_METHODS:
-        if getattr(cls, method, None) is not getattr(_KerasOptimizer, method, None):
-            return None
-    return optimizer
-
-
-def _aggregation_switch(optimizer: Any) -> Optional[_AggregationSwitch]:
-    """Install (once per instance) and return the switch of ``optimizer``'s aggregation."""
-    target = _aggregating_optimizer(optimizer)
-    if target is None:
-        return None
-    switch = target.__dict__.get("_all_reduce_sum_gradients")
-    if not isinstance(switch, _AggregationSwitch):
-        switch = _AggregationSwitch(target._all_reduce_sum_gradients)
-        # object.__setattr__: a plain instance attribute, invisible to Keras/TF tracking.
-        object.__setattr__(target, "_all_reduce_sum_gradients", switch)
-    return switch
-
-
-def _loss_scale(optimizer: Any) -> Optional[Any]:
-    """The factor by which ``optimizer`` expects its gradients to be scaled (None: unscaled)."""
-    if isinstance(optimizer, _LossScaleOptimizer):
-        # Its variable once built (the scale changes during training), its initial value before.
-        scale = getattr(optimizer, "dynamic_scale", None)
-        return optimizer.initial_scale if scale is None else scale
-    return getattr(optimizer, "loss_scale_factor", None)
-
-
-def _has_dynamic_scale(optimizer: Any) -> bool:
-    if isinstance(optimizer, TransformedKerasOptimizer):
-        return _has_dynamic_scale(optimizer.optimizer)
-    return isinstance(optimizer, _LossScaleOptimizer)
-
-
-def _scale(g: Any, factor: Any, divide: bool) -> Any:
-    if g is None:
-        return None
-    values = g.values if isinstance(g, tf.IndexedSlices) else g
-    factor = tf.cast(factor, values.dtype)
-    values = values / factor if divide else values * factor
-    return tf.IndexedSlices(values, g.indices, g.dense_shape) if isinstance(g, tf.IndexedSlices) else values
-
-
-def _in_xla() -> bool:
-    from tensorflow.python.ops import control_flow_util  # noqa: PLC0415 - no public equivalent
-
-    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
-
-
 @keras.saving.register_keras_serializable(package="tfclip_compat")
-class TransformedKerasOptimizer(_KerasOptimizer):
+class TransformedKerasOptimizer(ks.KerasOptimizer):
     """A Keras optimizer that runs a gradient transform on the cross-replica aggregated gradient.
 
     ``TransformedKerasOptimizer(optimizer, transform, nonfinite="propagate", summaries=False,
@@ -170,6 +80,8 @@ class TransformedKerasOptimizer(_KerasOptimizer):
     aggregation works and ``docs/keras.md`` for mixed precision.
     """
 
+    _tfclip_keras_wrapper = True
+
     def __init__(
         self,
         optimizer: Any,
@@ -179,7 +91,7 @@ class TransformedKerasOptimizer(_KerasOptimizer):
         name: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(optimizer, _KerasOptimizer):
+        if not isinstance(optimizer, ks.KerasOptimizer):
             raise TypeError(f"optimizer must be a Keras optimizer instance, got {optimizer!r}.")
         if not isinstance(transform, GradientTransform):
             raise TypeError(f"transform must be a GradientTransform, got {type(transform).__name__}.")
@@ -190,7 +102,7 @@ class TransformedKerasOptimizer(_KerasOptimizer):
                     f"TransformedKerasOptimizer does not take {key}={value!r}: set it on the wrapped "
                     "optimizer (clipping: use a transform, e.g. tfclip_compat.ClipByNorm)."
                 )
-        if nonfinite == "raise" and _has_dynamic_scale(optimizer):
+        if nonfinite == "raise" and ks.has_dynamic_scale(optimizer):
             raise ValueError(
                 "nonfinite='raise' cannot wrap a LossScaleOptimizer: its scaled gradients overflow "
                 "by design (that is how it finds its scale). Use nonfinite='propagate' (the "
@@ -205,7 +117,7 @@ class TransformedKerasOptimizer(_KerasOptimizer):
         self._transform = transform
         self.nonfinite = nonfinite
         self.summaries = bool(summaries)
-        self._switch = _aggregation_switch(optimizer)
+        self._switch = ks.aggregation_switch(optimizer)
         self._transform_built = False
 
     # --- what users touch --------------------------------------------------------
@@ -245,14 +157,14 @@ class TransformedKerasOptimizer(_KerasOptimizer):
         (None, as a LossScaleOptimizer around the wrapper does, is refused when the wrapped
         optimizer is a LossScaleOptimizer: the loss would be scaled twice)."""
         inner = self.__dict__.get("_optimizer")
-        return None if inner is None else _loss_scale(inner)
+        return None if inner is None else ks.loss_scale(inner)
 
     @loss_scale_factor.setter
     def loss_scale_factor(self, value: Any) -> None:
         inner = self.__dict__.get("_optimizer")
         if inner is None:  # keras.optimizers.Optimizer.__init__ sets None
             return
-        if _has_dynamic_scale(inner):
+        if ks.has_dynamic_scale(inner):
             raise ValueError(
                 f"{self.name} wraps a LossScaleOptimizer and is being given another loss scale "
                 "(e.g. model.compile wraps it in a LossScaleOptimizer under a mixed_float16 "
@@ -338,34 +250,25 @@ class TransformedKerasOptimizer(_KerasOptimizer):
             reduced = self._all_reduce_sum_gradients([gvs[i] for i in idx])
             for i, (g, _) in zip(idx, reduced):
                 gvs[i] = (g, gvs[i][1])
-        scale = _loss_scale(self._optimizer)
-        dynamic = _has_dynamic_scale(self._optimizer)
+        scale = ks.loss_scale(self._optimizer)
         if scale is not None:
-            gvs = [(_scale(g, scale, divide=True), v) for g, v in gvs]
+            gvs = [(ks.scale_gradient(g, scale, divide=True), v) for g, v in gvs]
         if self.nonfinite == "raise":
-            if _in_xla():
+            if ks.in_xla():
                 raise ValueError(
                     f"{self.name}: nonfinite='raise' cannot raise inside an XLA-compiled step (XLA "
                     "drops CheckNumerics, so the step would be skipped silently). Compile with "
                     "jit_compile=False (Keras turns XLA on by default on GPUs), or use nonfinite='skip'."
                 )
-            gvs = _nonfinite.assert_finite(gvs)
+            gvs = _nonfinite.assert_finite(gvs)  # before the transform updates any state
         result = self._transform(gvs)
         out = list(result.grads_and_vars)
+        if self.nonfinite == "raise":
+            out = _nonfinite.assert_finite(out)  # what a transform made of finite gradients
         self._write_summaries(result.stats)
-
-        pred = None
-        if self.nonfinite in ("skip", "raise") and not dynamic:
-            # "raise": the checked gradients feed the predicate, so the check runs before
-            # anything is applied, and a non-finite step could not be applied anyway.
-            norm = result.stats.get("global_norm")
-            grads = [g for g, _ in (gvs if self.nonfinite == "raise" else out)]
-            pred = tf.math.is_finite(norm) if norm is not None and self.nonfinite == "skip" else _nonfinite.all_finite(grads)
-        if result.skip is not None:
-            keep = tf.logical_not(result.skip)
-            pred = keep if pred is None else tf.logical_and(pred, keep)
+        pred = self._apply_predicate(out, result.skip)
         if scale is not None:
-            out = [(_scale(g, scale, divide=False), v) for g, v in out]
+            out = [(ks.scale_gradient(g, scale, divide=False), v) for g, v in out]
         if ctx is not None and self._switch is None:
             out = [(_keep_on_first_replica(g, ctx), v) for g, v in out]
 
@@ -373,8 +276,7 @@ class TransformedKerasOptimizer(_KerasOptimizer):
             pairs = list(pairs)
             self._optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
 
-        switch = self._switch if self._switch is not None else _NullContext()
-        with switch:
+        with self._switch if self._switch is not None else ks.NoSwitch():
             if pred is None:
                 apply_fn(out)
             elif ctx is not None and not tf.__internal__.distribute.strategy_supports_no_merge_call():
@@ -382,10 +284,24 @@ class TransformedKerasOptimizer(_KerasOptimizer):
             else:
                 _nonfinite.apply_with_policy(apply_fn, out, "skip", finite=pred, name=self.name)
 
+    def _apply_predicate(self, out: List[Any], skip: Any) -> Any:
+        """When to apply ``out`` (None: always), from what is applied, not from the stats."""
+        keep = None if skip is None else tf.logical_not(skip)
+        if ks.has_dynamic_scale(self._optimizer):
+            # Non-finite steps go to the LossScaleOptimizer, whatever the policy or the
+            # transform says: it skips them itself and must see them to lower its scale.
+            if keep is None:
+                return None
+            return tf.logical_or(keep, tf.logical_not(_nonfinite.all_finite([g for g, _ in out])))
+        if self.nonfinite == "propagate":
+            return keep
+        finite = _nonfinite.all_finite([g for g, _ in out])
+        return finite if keep is None else tf.logical_and(finite, keep)
+
     def _write_summaries(self, stats: Dict[str, Any]) -> None:
         if not self.summaries or not stats:
             return
-        if _in_xla():
+        if ks.in_xla():
             warnings.warn(
                 f"{self.name}: summaries=True writes nothing inside an XLA-compiled step (XLA cannot "
                 "compile summary ops); use ClipStatistics(...).result() or jit_compile=False.",
@@ -441,14 +357,6 @@ class TransformedKerasOptimizer(_KerasOptimizer):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} wrapping {self._optimizer!r}, transform {self._transform.name}>"
-
-
-class _NullContext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
 
 
 __all__ = ["TransformedKerasOptimizer"]

@@ -164,3 +164,12 @@ def test_repr_and_weight_decay_exclusion_reach_the_inner_optimizer():
     model.fit(np.zeros_like(X[:BATCH]), np.zeros_like(Y[:BATCH]), verbose=0)  # zero grads: only decay acts
     np.testing.assert_array_equal(model.layers[0].bias.numpy(), bias_before)
     assert not np.array_equal(weights(model)[:6], weights(make_model())[:6])
+
+
+def test_old_keras_is_refused_with_the_version(monkeypatch):
+    """A Keras without the aggregation hook (< 3.2) gets a RuntimeError naming the version to install."""
+    from tfclip_compat import _keras_support
+
+    monkeypatch.setattr(_keras_support, "KerasOptimizer", type("OldOptimizer", (), {}))
+    with pytest.raises(RuntimeError, match="Keras >= 3.2"):
+        tfc.clip_gradients_by_norm(keras.optimizers.SGD(0.1), 1.0)

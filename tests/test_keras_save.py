@@ -80,7 +80,7 @@ def test_checkpoint_mid_fit_continues_bit_identically(tmp_path, uninterrupted):
 
 
 def test_checkpoint_is_interchangeable_with_the_bare_optimizer(tmp_path):
-    """A checkpoint of plain Adam restores into the wrapper (slots, iterations) and vice versa."""
+    """A checkpoint of plain Adam restores into the wrapper (slots, iterations), and back."""
     model = make_model()
     model.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse")
     model.fit(X, Y, batch_size=BATCH, epochs=1, verbose=0)
@@ -90,6 +90,13 @@ def test_checkpoint_is_interchangeable_with_the_bare_optimizer(tmp_path):
     wrapped.optimizer.build(wrapped.trainable_variables)
     tf.train.Checkpoint(optimizer=wrapped.optimizer, model=wrapped).restore(path).assert_consumed()
     _assert_identical(optimizer_state(wrapped.optimizer), optimizer_state(model.optimizer))
+    wrapped.fit(X, Y, batch_size=BATCH, epochs=1, verbose=0)
+    back = tf.train.Checkpoint(optimizer=wrapped.optimizer, model=wrapped).save(str(tmp_path / "wrapped"))
+    bare = make_model()
+    bare.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse")
+    bare.optimizer.build(bare.trainable_variables)
+    tf.train.Checkpoint(optimizer=bare.optimizer, model=bare).restore(back).assert_consumed()
+    _assert_identical(optimizer_state(bare.optimizer), optimizer_state(wrapped.optimizer))
 
 
 def _every_exported_transform():

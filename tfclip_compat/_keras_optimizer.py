@@ -91,6 +91,7 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
         name: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
+        ks.check_keras_version()
         if not isinstance(optimizer, ks.KerasOptimizer):
             raise TypeError(f"optimizer must be a Keras optimizer instance, got {optimizer!r}.")
         if not isinstance(transform, GradientTransform):
@@ -327,10 +328,14 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
         }
 
     @classmethod
-    def from_config(cls, config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None) -> "TransformedKerasOptimizer":
+    def from_config(
+        cls, config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None
+    ) -> "TransformedKerasOptimizer":
         """Rebuild the wrapper from :meth:`get_config`."""
         config = dict(config)
-        optimizer = keras.saving.deserialize_keras_object(config.pop("optimizer"), custom_objects=custom_objects)
+        optimizer = keras.saving.deserialize_keras_object(
+            config.pop("optimizer"), custom_objects=custom_objects
+        )
         transform = deserialize_transform(config.pop("transform"), custom_objects)
         return cls(optimizer, transform, **config)
 
@@ -356,7 +361,10 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
         return inner._deferred_dependencies
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} wrapping {self._optimizer!r}, transform {self._transform.name}>"
+        return (
+            f"<{type(self).__name__} {self.name} wrapping {self._optimizer!r}, "
+            f"transform {self._transform.name}>"
+        )
 
 
 __all__ = ["TransformedKerasOptimizer"]

@@ -34,6 +34,16 @@ LossScaleOptimizer: Any = keras.optimizers.LossScaleOptimizer
 AGGREGATION_METHODS = ("apply", "apply_gradients", "_backend_apply_gradients", "_all_reduce_sum_gradients")
 
 
+def check_keras_version() -> None:
+    """Raise a RuntimeError naming the Keras version when it lacks the aggregation hook."""
+    if not callable(getattr(KerasOptimizer, "_all_reduce_sum_gradients", None)):
+        raise RuntimeError(
+            f"tfclip_compat's Keras wrapper needs Keras >= 3.2 with the TensorFlow backend (its "
+            f"optimizers all-reduce in _all_reduce_sum_gradients); found Keras {keras.__version__} "
+            f"with backend {keras.backend.backend()!r}. Upgrade with: pip install -U keras"
+        )
+
+
 def is_wrapper(optimizer: Any) -> bool:
     """True for a tfclip_compat Keras wrapper."""
     return bool(getattr(type(optimizer), "_tfclip_keras_wrapper", False))
@@ -139,6 +149,7 @@ __all__ = [
     "LossScaleOptimizer",
     "NoSwitch",
     "aggregation_switch",
+    "check_keras_version",
     "has_dynamic_scale",
     "in_xla",
     "is_wrapper",

@@ -70,6 +70,17 @@ def fit(
     }
 
 
+_ONE_DEVICE: Dict[Callable[[], Any], Dict[str, Any]] = {}
+
+
+def fit_one_device(make_optimizer: Callable[[], Any]) -> Dict[str, Any]:
+    """``fit(make_optimizer)`` on one device, computed once per session (the shared reference)."""
+    if make_optimizer not in _ONE_DEVICE:
+        result = fit(make_optimizer)
+        _ONE_DEVICE[make_optimizer] = {k: result[k] for k in ("weights", "iterations", "loss")}
+    return _ONE_DEVICE[make_optimizer]
+
+
 class _null_scope:
     def __enter__(self) -> None:
         return None

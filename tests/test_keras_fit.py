@@ -19,6 +19,7 @@ from _keras_fit_lib import (
     X,
     Y,
     fit,
+    fit_one_device,
     keras_sgd_global_clipnorm,
     make_model,
     max_abs_diff,
@@ -28,12 +29,12 @@ from _keras_fit_lib import (
 
 def test_fit_two_replicas_equal_one_device_and_keras_global_clipnorm_differs(two_replica_strategy):
     """Ours: 2 replicas == 1 device (rtol 1e-5) == Keras global_clipnorm on 1 device; Keras' own differs on 2."""
-    one = fit(ours_sgd)
+    one = fit_one_device(ours_sgd)
     two = fit(ours_sgd, two_replica_strategy)
     assert one["iterations"] == two["iterations"] == 8
     np.testing.assert_allclose(two["weights"], one["weights"], rtol=1e-5, atol=1e-7)
     # On one device there is nothing to aggregate: Keras' global_clipnorm is the reference.
-    keras_one = fit(keras_sgd_global_clipnorm)
+    keras_one = fit_one_device(keras_sgd_global_clipnorm)
     np.testing.assert_allclose(one["weights"], keras_one["weights"], rtol=1e-5, atol=1e-7)
     keras_two = fit(keras_sgd_global_clipnorm, two_replica_strategy)
     assert max_abs_diff(keras_two["weights"], keras_one["weights"]) > 1e-3
@@ -96,7 +97,7 @@ def test_fit_eager_and_xla_equal_compiled(compile_kwargs):
 def test_fit_eager_two_replicas_equal_one_device(two_replica_strategy):
     """run_eagerly=True under MirroredStrategy (replica threads, no tf.function) == 1 device."""
     two = fit(ours_sgd, two_replica_strategy, run_eagerly=True)
-    np.testing.assert_allclose(two["weights"], fit(ours_sgd)["weights"], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(two["weights"], fit_one_device(ours_sgd)["weights"], rtol=1e-5, atol=1e-7)
 
 
 class _SGDWithOwnApply(keras.optimizers.SGD):
@@ -114,7 +115,7 @@ def test_fallback_for_optimizers_overriding_apply(two_replica_strategy):
         return opt
 
     np.testing.assert_allclose(
-        fit(make, two_replica_strategy)["weights"], fit(ours_sgd)["weights"], rtol=1e-5, atol=1e-7
+        fit(make, two_replica_strategy)["weights"], fit_one_device(ours_sgd)["weights"], rtol=1e-5, atol=1e-7
     )
 
 
@@ -127,7 +128,7 @@ def test_nested_wrappers_aggregate_once(two_replica_strategy):
     one = fit(make)
     np.testing.assert_allclose(fit(make, two_replica_strategy)["weights"], one["weights"], rtol=1e-5, atol=1e-7)
     # and the inner clip by value does bite: not the same as the global-norm clip alone
-    assert max_abs_diff(one["weights"], fit(ours_sgd)["weights"]) > 1e-4
+    assert max_abs_diff(one["weights"], fit_one_device(ours_sgd)["weights"]) > 1e-4
 
 
 def _collectives_in_train_step(make_optimizer, strategy):

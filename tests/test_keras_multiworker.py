@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _keras_fit_lib import fit, keras_sgd_global_clipnorm, max_abs_diff, ours_sgd
+from _keras_fit_lib import fit_one_device, keras_sgd_global_clipnorm, max_abs_diff, ours_sgd
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -107,8 +107,8 @@ def test_fit_multiworker_two_processes_equal_one_device(tmp_path):
                 p.kill()
     for p, out in zip(procs, outputs):
         assert p.returncode == 0, out[-3000:]
-    one = fit(ours_sgd)
-    keras_one = fit(keras_sgd_global_clipnorm)
+    one = fit_one_device(ours_sgd)
+    keras_one = fit_one_device(keras_sgd_global_clipnorm)
     for i in range(2):
         got = np.load(tmp_path / f"w{i}.npz")
         assert int(got["iterations"]) == one["iterations"] == 8

@@ -13,6 +13,8 @@ Layout (all private; the public names are this package's flat ``__all__``):
 * ``_contrib/`` — the TF 1.15 ``tf.contrib`` drop-ins (frozen behaviour);
 * ``_transforms/`` — the gradient-transform API, in themed modules;
 * ``_pipeline`` / ``_optimizer`` — the optimizer wrappers that run a transform;
+* ``_keras_optimizer`` (+ ``_keras_support``, ``_transform_config``) — the Keras optimizer that
+  transforms the cross-replica aggregated gradient inside ``model.fit``;
 * ``_restore`` — a TF1 optimizer's checkpointed state into its Keras equivalent;
 * ``_norms`` — the ``norm=`` modes (TF 1.15's ops, exact, fast);
 * ``_clip`` — robust versions of TF's clip functions; ``_fast_norm`` — the grouped norm;
@@ -36,6 +38,7 @@ from tfclip_compat._contrib.training import (
     multiply_gradients,
 )
 from tfclip_compat._fast_norm import fast_clip_by_global_norm, fast_global_norm
+from tfclip_compat._keras_optimizer import TransformedKerasOptimizer
 from tfclip_compat._optimizer import clip_gradients_by_norm, wrap_optimizer
 from tfclip_compat._restore import restore_v1_optimizer_state
 from tfclip_compat._transforms import (
@@ -71,6 +74,7 @@ __all__ = [
     "SkipNonFinite",
     "SkipOnSpike",
     "TransformResult",
+    "TransformedKerasOptimizer",
     "ZClip",
     "adaptive_clipping_fn",
     "add_gradients_summaries",

@@ -27,89 +27,6 @@ from tfclip_compat._transforms.base import GradientTransform
 from tfclip_compat._transforms.clipping import ClipByGlobalNorm
 
 
-class TransformedKerasOptimizer(_WrapsOptimizer, tf.__internal__.tracking.Trackable):  # type: ignore[misc,name-defined]
-    """A Keras optimizer proxy that transforms gradients before the inner optimizer applies them.
-
-    ``apply_gradients(grads_and_vars)`` and ``apply(grads, trainable_variables=None)`` follow
-    Keras' contract (eager, ``tf.function``, tf.distribute replica context); every other
-    attribute (``iterations``, ``learning_rate``, ``get_config``...) is the inner optimizer's.
-    For ``tf.train.Checkpoint`` the wrapper presents the inner optimizer's children as its
-    own (checkpoints are interchangeable with the bare optimizer), plus the transform's state
-    under ``"gradient_transform"`` when it has any. Keras 3 optimizers have no ``minimize``.
-    """
-
-    def __init__(
-        self,
-        optimizer: Any,
-        transform: GradientTransform,
-        *,
-        nonfinite: str = "propagate",
-        summaries: bool = False,
-        name: Optional[str] = None,
-    ) -> None:
-        if not is_keras_optimizer(optimizer):
-            raise TypeError(f"optimizer must be a Keras optimizer, got {type(optimizer).__name__}.")
-        self.__dict__["_optimizer"] = optimizer
-        self.__dict__["_transform"] = transform
-        self.__dict__["_wrapper_name"] = name or "Transform" + type(optimizer).__name__
-        self.__dict__["_pipeline"] = _Pipeline(transform, nonfinite, summaries, self._wrapper_name)
-
-    # --- the Keras optimizer contract -----------------------------------------------
-    @property
-    def name(self) -> str:
-        """``"ClipByNorm" + inner class name`` (or the name given)."""
-        return self._wrapper_name
-
-    @property
-    def learning_rate(self) -> Any:
-        """The inner optimizer's learning rate (settable)."""
-        return self._optimizer.learning_rate
-
-    @learning_rate.setter
-    def learning_rate(self, value: Any) -> None:
-        self._optimizer.learning_rate = value
-
-    @property
-    def variables(self) -> List[Any]:
-        """The inner optimizer's variables followed by the transform's state variables."""
-        return list(self._optimizer.variables) + list(self._transform.variables)
-
-    def build(self, var_list: Sequence[Any]) -> None:
-        """Create the inner optimizer's and the transform's variables for ``var_list``."""
-        var_list = list(var_list)
-        if not self._optimizer.built:
-            self._optimizer.build(var_list)
-        self._pipeline.build(var_list)
-
-    def apply_gradients(self, grads_and_vars: Any) -> Any:
-        """Transform the gradients (aggregated across replicas), then apply them; returns ``iterations``."""
-        gvs = _validate_grads_and_vars(grads_and_vars)
-        # Keras optimizers create their variables on first apply; build them here, before
-        # any tf.cond, so that a skip policy never creates variables inside a branch.
-        self.build([v for _, v in gvs])
-
-        def apply_fn(pairs: GradsAndVars) -> None:
-            self._optimizer.apply_gradients(pairs)
-
-        self._pipeline.run(gvs, apply_fn, summary_step=self._optimizer.iterations)
-        return self._optimizer.iterations
-
-    def apply(self, grads: Sequence[Any], trainable_variables: Optional[Sequence[Any]] = None) -> None:
-        """Keras' ``apply(grads, trainable_variables)`` with the transform in front."""
-        if trainable_variables is None:
-            trainable_variables = self._optimizer._trainable_variables
-        self.apply_gradients(list(zip(grads, trainable_variables)))
-
-    def __getattr__(self, item: str) -> Any:
-        if item.startswith("__") or item in ("_optimizer", "_transform", "_pipeline"):
-            raise AttributeError(item)
-        return getattr(self.__dict__["_optimizer"], item)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._wrapper_name} wrapping {self._optimizer!r}>"
-
-
-
 def wrap_optimizer(
     optimizer: Any,
     transform: GradientTransform,
@@ -131,6 +48,8 @@ def wrap_optimizer(
             optimizer, transform, nonfinite=nonfinite, summaries=summaries, name=name
         )
     if is_keras_optimizer(optimizer):
+        from tfclip_compat._keras_optimizer import TransformedKerasOptimizer  # noqa: PLC0415 - cycle
+
         return TransformedKerasOptimizer(
             optimizer, transform, nonfinite=nonfinite, summaries=summaries, name=name
         )
@@ -165,7 +84,8 @@ def clip_gradients_by_norm(
     ``.values``) and whose ``variables()`` is ``[]`` as TF 1.15's, so
     ``Saver(tf.trainable_variables() + opt.variables())`` matches old checkpoints;
     ``tf.train.Checkpoint`` and ``get_slot`` see the inner optimizer's state. Given a Keras
-    optimizer, an object with Keras' ``apply_gradients`` / ``apply`` contract. Beyond
+    optimizer, a Keras optimizer (``TransformedKerasOptimizer``, named ``"ClipByNorm" + class
+    name``) that ``model.compile`` accepts and that clips the cross-replica aggregated gradient. Beyond
     TF 1.15: in a tf.distribute replica context the norm is that of the cross-replica
     aggregated gradient; ``nonfinite=`` policies; ``norm="exact"`` / ``"fast"``.
 

@@ -72,7 +72,9 @@ def migrate(source: str, *, expect: Optional[str] = None, **options: Any) -> str
     return result.code
 
 
-def _exec(source: str, legacy: bool) -> Dict[str, Any]:
+def _exec(source: str, legacy: bool, executor: Optional[Callable[[str], Dict[str, Any]]] = None) -> Dict[str, Any]:
+    if executor is not None:
+        return executor(source)
     if legacy:
         from reference import run_legacy  # tests/ is on sys.path (conftest.py)
 
@@ -82,12 +84,17 @@ def _exec(source: str, legacy: bool) -> Dict[str, Any]:
     return scope
 
 
-def run_graph(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0) -> Trace:
-    """Build ``source`` in a fresh graph (TF1 default mode) and train ``steps`` steps."""
+def run_graph(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0,
+              executor: Optional[Callable[[str], Dict[str, Any]]] = None) -> Trace:
+    """Build ``source`` in a fresh graph (TF1 default mode) and train ``steps`` steps.
+
+    ``executor`` (optional) replaces the default way of executing the source (``legacy`` picks
+    ``reference.run_legacy`` or a plain ``exec``); it returns the program's globals.
+    """
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(seed)
-        ns = _exec(source, legacy)
+        ns = _exec(source, legacy, executor)
         train_op, loss = ns["train_op"], ns["loss"]
         feeds: Callable[[int], Dict[str, Any]] = ns.get("feeds") or (lambda step: {})
         global_step = tf.compat.v1.train.get_global_step()
@@ -129,11 +136,13 @@ def _eager_variables(ns: Dict[str, Any]) -> Dict[str, np.ndarray]:
     return found
 
 
-def run_eager(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0) -> Trace:
-    """Execute ``source`` eagerly and call its ``train_step()`` ``steps`` times."""
+def run_eager(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0,
+              executor: Optional[Callable[[str], Dict[str, Any]]] = None) -> Trace:
+    """Execute ``source`` eagerly and call its ``train_step()`` ``steps`` times (``executor``: as
+    in :func:`run_graph`)."""
     assert tf.executing_eagerly(), "run_eager needs eager execution (TF 2 default)"
     tf.random.set_seed(seed)
-    ns = _exec(source, legacy)
+    ns = _exec(source, legacy, executor)
     losses: List[float] = []
     for _ in range(steps):
         value = ns["train_step"]()

@@ -1,0 +1,5 @@
+"""Checkpoint compatibility (placeholder; filled in below)."""
+
+
+def check(seed, index):
+    raise NotImplementedError

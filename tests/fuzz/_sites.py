@@ -158,6 +158,9 @@ def training_site(g, loss: str) -> List[str]:
     gs_kw, gs = global_step(g, lines, force=shape == "contrib_optimize_loss")
     cls = g.rng.choice(list(OPTIMIZERS))
     lr = learning_rate(g, cls, lines, gs)
+    if shape == "contrib_optimize_loss" and lines[-1].startswith("learning_rate = tf.Variable"):
+        lines.pop()  # optimize_loss takes a float or a 0-d tensor, never a variable (TF 1.15 too)
+        lr = _lit(OPTIMIZERS[cls][1])
     opt_ctor = optimizer(g, lr, cls)
     if shape == "contrib_optimize_loss":
         g.tag("site_contrib_optimize_loss")

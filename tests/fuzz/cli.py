@@ -72,8 +72,9 @@ def show(seed: int, index: int, checkpoint: bool) -> int:
 
 
 def report_markdown(summary: dict, args: argparse.Namespace, failing: List[dict]) -> str:
+    import importlib.metadata
+
     import tensorflow as tf  # noqa: F401 - version only
-    import libcst
 
     s = summary
     lines = [
@@ -81,7 +82,7 @@ def report_markdown(summary: dict, args: argparse.Namespace, failing: List[dict]
         "",
         f"- Command: `python benchmarks/fuzz.py --programs {args.programs} --seed {args.seed} --jobs {args.jobs}`",
         f"- Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"TensorFlow {tf.__version__}, libcst {libcst.__version__}; {time.strftime('%Y-%m-%d %H:%M')}",
+        f"TensorFlow {tf.__version__}, libcst {importlib.metadata.version('libcst')}; {time.strftime('%Y-%m-%d %H:%M')}",
         f"- Time: {s['seconds']} s wall ({s['seconds'] / max(1, s['programs']):.2f} s a program, {args.jobs} workers)",
         "",
         "| figure | value |",
@@ -103,15 +104,21 @@ def report_markdown(summary: dict, args: argparse.Namespace, failing: List[dict]
         lines += ["", f"## Failing programs ({len(failing)})", ""]
         lines += [f"- index {r['index']}: "
                   f"{r['verdict'] if r['verdict'] != 'ok' else r['safe']['verdict']} -- "
-                  f"{(r.get('detail') if r['verdict'] != 'ok' else r['safe']['detail'])[:160]}" for r in failing]
+                  f"{' '.join((r.get('detail') if r['verdict'] != 'ok' else r['safe']['detail']).split())[:160]}"
+                  for r in failing]
     return "\n".join(lines) + "\n"
 
 
 def long_run(args: argparse.Namespace) -> int:
     done = [0]
     start = time.perf_counter()
+    os.makedirs(args.out, exist_ok=True)
+    name = "fuzz_checkpoint" if args.checkpoint else "fuzz"
+    stream = open(os.path.join(args.out, name + ".partial.jsonl"), "w")  # survives a crash of this process
 
-    def progress(_result: dict) -> None:
+    def progress(result: dict) -> None:
+        stream.write(json.dumps(result, default=str) + "\n")
+        stream.flush()
         done[0] += 1
         if done[0] % 100 == 0:
             rate = done[0] / (time.perf_counter() - start)
@@ -120,8 +127,9 @@ def long_run(args: argparse.Namespace) -> int:
     mode = "checkpoint" if args.checkpoint else "diff"
     results, seconds = runner.timed_run(args.seed, range(args.start, args.start + args.programs), jobs=args.jobs,
                                         mode=mode, exact_unsafe=args.exact_unsafe, progress=progress)
-    os.makedirs(args.out, exist_ok=True)
-    name = "fuzz_checkpoint" if args.checkpoint else "fuzz"
+    stream.close()
+    with open(os.path.join(args.out, name + ".json"), "w") as fh:
+        json.dump({"results": results}, fh, default=str)
     if args.checkpoint:
         from tests.fuzz.checkpoint import summarise as ck_summarise
 
@@ -134,6 +142,7 @@ def long_run(args: argparse.Namespace) -> int:
         text = report_markdown(summary, args, failing)
     with open(os.path.join(args.out, name + ".json"), "w") as fh:
         json.dump({"summary": summary, "results": results}, fh, default=str)
+    os.remove(os.path.join(args.out, name + ".partial.jsonl"))
     with open(os.path.join(args.out, name + ".md"), "w") as fh:
         fh.write(text)
     print(text)

@@ -4,6 +4,7 @@ GAN programs and eager programs. See ``generator.py`` for the whole grammar."""
 
 from __future__ import annotations
 
+import re
 from typing import List, Optional, Tuple
 
 # class -> (constructor template, a learning rate that trains visibly in 3 steps)
@@ -283,12 +284,15 @@ def gan_program(g) -> str:
         kw = gs_kw if role == "g" else ""
         part, _ = site(g, shape, f"{role}_loss", f"{role}_opt", kw, gs, f", var_list={role}_vars",
                        out=f"{role}_train")
-        lines += [ln.replace("gvs", f"{role}_gvs").replace("capped_gvs", f"{role}_capped")
-                  .replace("gradients, variables", f"{role}_grads, {role}_vars_")
-                  .replace("zip(gradients, variables)", f"zip({role}_grads, {role}_vars_)")
-                  .replace("(gradients,", f"({role}_grads,")
-                  for ln in part]
-    lines += ["train_op = tf.group(d_train, g_train)", "loss = d_loss + g_loss"]
+        for word, new in (("gvs", "gvs"), ("grads_and_vars", "gvs"), ("capped_gvs", "capped"), ("clipped", "capped"),
+                          ("gradients", "grads"), ("variables", "vars_")):
+            part = [re.sub(rf"\b{word}\b", f"{role}_{new}", ln) for ln in part]
+        lines += part
+    # Two ops run one after the other each step, as GAN code calls sess.run(d_train) then
+    # sess.run(g_train): in one tf.group the updates race (either may read the other's variables
+    # first), so TF1 itself trained nondeterministically and a rewrite that merely reorders the
+    # graph would "differ" (seen in the first 2,000-program run).
+    lines += ["train_op = [d_train, g_train]", "loss = d_loss + g_loss"]
     outs.append("")
     return "\n".join(g.imports + lines) + "\n"
 

@@ -72,7 +72,8 @@ def train_graph(source: str, legacy: bool, steps: int, *, first_step: int = 0, r
                 for step in range(first_step, first_step + steps):
                     feed = {ns[name]: value for name, value in feeds(step).items()}
                     losses.append(float(sess.run(loss, feed_dict=feed)))
-                    sess.run(train_op, feed_dict=feed)
+                    for op in train_op if isinstance(train_op, list) else [train_op]:
+                        sess.run(op, feed_dict=feed)
                 if save:
                     saver.save(sess, save)
                 values = sess.run(variables)

@@ -1,6 +1,6 @@
 """Group safe-fix failures of a fuzz run by probable root cause (a first cut for the triage).
 
-``python -m tests.fuzz.triage benchmarks/out/fuzz.json`` prints, per root cause, the count and
+``python -m tests.fuzz.triage benchmarks/out/fuzz.json`` (or the ``fuzz.partial.jsonl`` of a run in progress) prints, per root cause, the count and
 the first indices. The rules look at the program's grammar tags, the applied rule codes and the
 failure detail; the first rule that matches wins, so the order goes from the most specific cause
 to the most generic. A heuristic: ``KNOWN_FAILURES.md`` holds the hand-checked result, with a
@@ -73,8 +73,11 @@ def triage(results: List[dict]) -> Dict[str, List[dict]]:
 
 def main(argv: List[str]) -> int:
     with open(argv[0]) as fh:
-        data = json.load(fh)
-    results = data["results"] if isinstance(data, dict) else data
+        if argv[0].endswith(".jsonl"):  # the long mode's partial stream
+            results = [json.loads(line) for line in fh if line.strip()]
+        else:
+            data = json.load(fh)
+            results = data["results"] if isinstance(data, dict) else data
     for name, rs in triage(results).items():
         verdicts = collections.Counter(r["safe"]["verdict"] if r.get("verdict") == "ok" else r["verdict"] for r in rs)
         print(f"{len(rs):4d}  {name}  {dict(verdicts)}  e.g. {[r['index'] for r in rs[:8]]}")

@@ -161,6 +161,11 @@ def summarise(results: List[dict], seconds: float) -> Dict[str, Any]:
         if found:
             declined += 1
         reasons.update(found)
+    summary["declined_unchanged"] = sum(
+        1 for r in valid if r["safe"]["verdict"] == "unchanged"
+        and any(not d["applied"] and d["code"] == "TFC202" for d in r["safe"].get("diagnostics", [])))
+    summary["unsafe_only_failures"] = sum(
+        1 for r in valid if r["unsafe"]["verdict"] in SAFE_FAILURES and r["unsafe"].get("code") != r["safe"].get("code"))
     summary["declined"] = declined
     summary["declined_pct"] = round(100.0 * declined / max(1, len(valid)), 1)
     summary["decline_reasons"] = reasons.most_common()

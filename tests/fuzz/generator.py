@@ -248,7 +248,8 @@ def _graph_program(g: Gen) -> str:
     model_lines, loss_expr = _graph_model(g, width, out_width)
     site_lines = training_site(g, loss_expr)
     head = _header(g, "\n".join(model_lines + site_lines)) + g.imports
-    if g.uses_control_flow and g.chance(0.3) or g.chance(0.03):
+    # (TF1 could not take the second-order gradient of a v1 while loop: no gradient penalty there)
+    if (g.uses_control_flow and g.chance(0.3) or g.chance(0.03)) and "lookalike_gradient_penalty" not in g.tags:
         g.tag("disable_control_flow_v2")
         head += ["", "tf.disable_control_flow_v2()"]
     data = ["", f"rng = np.random.RandomState({g.rng.randint(0, 999)})",

@@ -48,6 +48,8 @@ RULES: List[Rule] = [
      lambda t, c, d: "dynamic_rnn" in t),
     ("gradient_override_map ignored by the tape",
      lambda t, c, d: bool(t & {"straight_through", "gradient_reversal"})),
+    ("control flow v1 (tf.disable_control_flow_v2) cond/while under a tape",
+     lambda t, c, d: "disable_control_flow_v2" in t and bool(t & {"cond_model", "while_loop", "map_fn"})),
     ("regularization collection read by the loss",
      lambda t, c, d: "regularization_collection" in t),
     ("other", lambda t, c, d: True),
@@ -76,10 +78,12 @@ def check_known(path: str) -> int:
     through the oracle in this process and print its safe-fix verdict."""
     import re
 
-    from tests.fuzz import cli, oracle
+    from tests.fuzz import cli
+
+    cli._in_process()  # sys.path, TF and the stand-ins first: oracle imports _equivalence
+    from tests.fuzz import oracle
     from tests.fuzz.generator import Program
 
-    cli._in_process()
     text = open(path).read()
     for title, code in re.findall(r"^### (.+?)$.*?```python\n(.*?)```", text, re.S | re.M):
         kind = "eager" if "enable_eager_execution" in code else "graph"

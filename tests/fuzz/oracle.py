@@ -138,7 +138,7 @@ def compare(before: eq.Trace, after: eq.Trace) -> Tuple[bool, str]:
             if hit is not None:
                 unmatched.remove(hit)
                 renamed += 1
-        kind = "name-only" if renamed == len(only_b) == len(only_a) else "names and values"
+        kind = "name-only" if renamed == len(only_b) == len(only_a) else "a different set of variables"
         problems.append(f"variables differ ({kind}): only before {only_b}, only after {only_a}")
     return not problems, "; ".join(problems)
 

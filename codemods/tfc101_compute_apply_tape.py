@@ -6,7 +6,7 @@ from typing import ClassVar, Dict, List, Optional, Set
 
 import libcst as cst
 
-from codemods._analysis import has_comment
+from codemods._analysis import has_comment, names_read
 from codemods._core import FixSafety
 from codemods.tape import clipping, optimizers
 from codemods.tape.emit import carry_trivia
@@ -110,10 +110,20 @@ class ComputeApplyToTape(GradientSiteRule):
         if flow is None:
             return None  # look-alike: the result never reaches apply_gradients here
         apply_index, clip_indices, other_uses = flow
+        # `gvs = opt.compute_gradients(loss)` then `grads, tvars = zip(*gvs)` on its own line: the
+        # zipped form, with the gradient statements where `compute_gradients` was.
+        unzip_index: Optional[int] = None
+        if len(chain) == 1 and clip_indices:
+            unzipped = clipping.unzip_pairs(single_small(body[clip_indices[0]]), chain[0])
+            if unzipped is not None:
+                unzip_index, clip_indices = clip_indices[0], clip_indices[1:]
+                pairs_name, chain = chain[0], unzipped
+                zipped = True
         # The gradient transform first: the most useful reason for a custom capper.
+        current = chain[0]
         for k in clip_indices:
             if len(chain) == 2:
-                clipping.check_list_clip(facts, single_small(body[k]), chain[0])
+                current = clipping.check_list_clip(facts, single_small(body[k]), current)
             elif k == clip_indices[0]:
                 clipping.pair_clip(facts, single_small(body[k]), chain[0], "gradients", "variables")
         planner.module_gate()
@@ -175,7 +185,15 @@ class ComputeApplyToTape(GradientSiteRule):
                 new.append(emit.stmt(gradient))
             if clip_norm is not None:
                 new.append(emit.clip_global_norm(grads, clip_norm))
-            clipping.check_apply_zip(facts, apply_call, grads, variables)
+            clipping.check_apply_zip(facts, apply_call, current, variables)
+            if unzip_index is not None:
+                between = [body[j] for j in range(index + 1, unzip_index)]
+                if any({grads, variables} & names_read(stmt) for stmt in between):
+                    raise Reject(f"`{grads}`/`{variables}` are read before `zip(*{pairs_name})` binds them {MANUAL}")
+                if _read_elsewhere(planner, small.targets[0].target, rewritten + [body[unzip_index]]):
+                    # TF1 returned exactly `list(zip(grads, var_list))`: keep the name for its other readers.
+                    new.append(emit.stmt(f"{pairs_name} = list(zip({grads}, {variables}))"))
+                replacements[unzip_index] = []
             replacements[index] = carry_trivia(body[index], new)
         else:
             (pairs,) = chain

@@ -289,6 +289,36 @@ CASES: Dict[str, tuple] = {
         with tf.name_scope("optimizer"):
             train_op = tf.train.AdamOptimizer(0.01).apply_gradients(zip(grads, tvars))
     """, EQUIVALENT),
+    "gan_two_losses_one_block_of_tapes": ("""
+        def generator(noise):
+            with tf.variable_scope("gen"):
+                return tf.layers.dense(noise, 1)
+
+        def discriminator(inp):
+            with tf.variable_scope("disc", reuse=tf.AUTO_REUSE):
+                w = tf.get_variable("w", [1, 1])
+                return tf.matmul(tf.tanh(inp), w)
+
+        fake = generator(x)
+        d_loss = tf.reduce_mean(tf.square(discriminator(y) - 1.0)) + tf.reduce_mean(tf.square(discriminator(fake)))
+        g_loss = tf.reduce_mean(tf.square(discriminator(fake) - 1.0))
+        d_vars = tf.trainable_variables(scope="disc")
+        g_vars = [v for v in tf.trainable_variables() if v.name.startswith("gen/")]
+        d_train = tf.train.AdamOptimizer(0.01).minimize(d_loss, var_list=d_vars)
+        with tf.control_dependencies([d_train]):
+            g_train = tf.train.GradientDescentOptimizer(0.1).minimize(g_loss, var_list=g_vars)
+        train_op = g_train
+        loss = d_loss + g_loss
+    """, EQUIVALENT),
+    "optimizer_passed_by_the_caller": ("""
+        def build_train(inp, target, optimizer):
+            h = tf.layers.dense(inp, 4)
+            loss = tf.reduce_mean(tf.square(tf.layers.dense(h, 1) - target))
+            train_op = optimizer.minimize(loss)
+            return train_op, loss
+
+        train_op, loss = build_train(x, y, tf.train.AdamOptimizer(0.01))
+    """, EQUIVALENT),
     "gradient_penalty_lookalike": ("""
         w = tf.get_variable("w", [3, 1])
         pred = tf.matmul(x, w)

@@ -598,6 +598,17 @@ class Analyzer:
                 return True
         return False
 
+    def module_value(self, expr: cst.BaseExpression) -> bool:
+        """A module or an attribute of one (``np``, ``np.float32``, ``tf.GraphKeys.X``): not an
+        object whose contents the program changes."""
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        found = self.facts.assignments(root)
+        return bool(found) and all(isinstance(a, ImportAssignment) and isinstance(a.node, cst.Import) for a in found)
+
     def _is_module_attribute(self, expr: cst.Attribute) -> bool:
         root = expr
         while isinstance(root, cst.Attribute):
@@ -1073,7 +1084,8 @@ class _StatementWalker:
             self._node(call.func)
         for arg in call.args:
             self._node(arg.value)
-        arg_roots = [r for r in (_root_name(a.value) for a in call.args) if r is not None]
+        arg_roots = [r for r in (_root_name(a.value) for a in call.args if not self.a.module_value(a.value))
+                     if r is not None]
         if kind == "tf":
             self._tf_call(call, what[1])
         elif kind == "builtin":
@@ -1326,12 +1338,15 @@ class _MutationIndex(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         what = self.a.callee(func)
+        if what[0] == "method" and isinstance(func, cst.Attribute) and self.a.module_value(func.value):
+            what = ("module", None)  # a function of an imported module (not TF, not data): it may
+            # still change its arguments, but the module object itself is not "changed"
         if isinstance(func, cst.Attribute) and what[0] == "method" and func.attr.value not in PURE_METHODS:
             self._mutated(func.value, node)
         if what[0] == "tf" or (what[0] == "builtin" and what[1] in PURE_BUILTINS):
             return
         for arg in node.args:  # a function may change what it is given
-            if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+            if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):
                 self._mutated(arg.value, node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -1368,10 +1383,15 @@ class _MutationIndex(cst.CSTVisitor):
             return self._returned_roots(value.for_in.iter)
         if isinstance(value, cst.Call):
             what = self.a.callee(value.func)
-            if what[0] == "tf" or what[0] == "method" and what[2] not in ("pop", "get", "setdefault", "popitem"):
-                return [] if what[0] == "tf" else []
+            if what[0] in ("tf", "module"):
+                return []
             if what[0] == "method":
-                return self._returned_roots(what[1])
+                if what[2] in ("pop", "get", "setdefault", "popitem"):
+                    return self._returned_roots(what[1])
+                if self.a.kind(what[1]) in (Kind.FREE, Kind.VARIABLE):
+                    return []  # data objects and TF objects (optimizers, layers) return new values
+                # an unknown object's method may return itself or something holding its arguments
+                return self._returned_roots(what[1]) + [r for a in value.args for r in self._returned_roots(a.value)]
             if what[0] == "builtin" and what[1] not in ("list", "tuple", "dict", "set", "sorted", "reversed", "zip",
                                                           "enumerate", "iter", "next", "filter", "map", "min", "max"):
                 return []

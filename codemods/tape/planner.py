@@ -154,7 +154,7 @@ class Planner:
         Why: a tape must wrap the statements that compute the loss, which a lambda of
         ``tf.cond`` or a larger expression does not have."""
         kind = {"compute_gradients": "compute_apply", "minimize": "minimize"}[method]
-        info = optimizers.classify(self.facts, call.func.value)  # type: ignore[attr-defined]
+        info = self.optimizer(call.func.value)  # type: ignore[attr-defined]
         if info.kind in ("foreign", "shim") or not self.facts.imports_tf:
             return
         where = self._enclosing_control_flow(call)
@@ -174,8 +174,11 @@ class Planner:
         return None
 
     def _drop_overlaps(self) -> None:
-        """Gate: two plans may not share statements of a block. Why: one tape per loss cannot be
-        placed around shared statements without reordering code."""
+        """Gate: two plans may not share statements of a block -- unless they can share one ``with``
+        of several tapes (a GAN: two losses computed by the same statements, both gradient
+        statements after all of them). Why exact: every tape records every op of the shared
+        statements; each computes its own gradient. Otherwise one tape per loss cannot be placed
+        without reordering code."""
         spans: Dict[int, List[Tuple[Plan, int, int]]] = {}
         for plan in self.plans:
             if plan.site_block is None:
@@ -183,15 +186,21 @@ class Planner:
             else:
                 spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.anchor or 0))
                 spans.setdefault(id(plan.site_block), []).append((plan, plan.grad_index, plan.last_index))
-        clashing: Set[int] = set()
+        clashing: Dict[int, Set[int]] = {}
+        by_id = {id(plan): plan for plan in self.plans}
         for entries in spans.values():
             for plan, start, last in entries:
-                if any(other is not plan and not (last < o_start or o_last < start)
-                       for other, o_start, o_last in entries):
-                    clashing.add(id(plan))
+                for other, o_start, o_last in entries:
+                    if other is not plan and not (last < o_start or o_last < start):
+                        clashing.setdefault(id(plan), set()).add(id(other))
+        merged: Set[int] = set()
+        for component in _components(clashing):
+            plans = [by_id[i] for i in component]
+            if _merge(plans):
+                merged |= component
         keep: List[Plan] = []
         for plan in self.plans:
-            if id(plan) in clashing:
+            if id(plan) in clashing and id(plan) not in merged:
                 self.declines.append(Decline(
                     plan.kind, plan.node,
                     "several gradient computations share the statements that compute their losses; "
@@ -207,7 +216,7 @@ class Planner:
             raise Reject(reason)
 
     def optimizer(self, receiver: cst.BaseExpression) -> optimizers.Optimizer:
-        return optimizers.classify(self.facts, receiver)
+        return optimizers.classify(self.facts, receiver, analyzer=self.analyzer)
 
     @staticmethod
     def bind_args(call: cst.Call, method: str, params: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
@@ -438,6 +447,50 @@ class Planner:
     def clip_norm_option(self) -> Optional[str]:
         value = self.options.add_clip_norm
         return None if value is None else repr(float(value))
+
+
+def _components(edges: Dict[int, Set[int]]) -> List[Set[int]]:
+    seen: Set[int] = set()
+    out: List[Set[int]] = []
+    for node in edges:
+        if node in seen:
+            continue
+        stack, component = [node], set()
+        while stack:
+            current = stack.pop()
+            if current in component:
+                continue
+            component.add(current)
+            stack.extend(edges.get(current, ()))
+        seen |= component
+        out.append(component)
+    return out
+
+
+def _merge(plans: List[Plan]) -> bool:
+    """Put ``plans`` under one ``with`` of several tapes when that is exact: same block, regions
+    that end before every gradient statement, no plan with its site in a nested block."""
+    block = plans[0].block
+    if any(p.block is not block or p.region_start >= p.region_end or p.tape_extra for p in plans):
+        return False
+
+    def position(p: Plan) -> int:  # where the gradient statement is, in the region's block
+        return p.anchor if p.site_block is not None and p.anchor is not None else p.grad_index
+
+    start = min(p.region_start for p in plans)
+    end = max(p.region_end for p in plans)
+    if any(position(p) < end for p in plans):
+        return False
+    touched = [k for p in plans if p.site_block is None for k in p.replacements]
+    if any(start <= k < end for k in touched):
+        return False
+    leader, *followers = sorted(plans, key=position)
+    items = [p.tape_header[len("with "):-1] for p in [leader] + followers]
+    leader.tape_header = "with " + ", ".join(items) + ":"
+    leader.region_start, leader.region_end = start, end
+    for p in followers:
+        p.region_start = p.region_end = -1  # the leader's `with` records for them
+    return True
 
 
 # -- small syntax helpers the rules share ---------------------------------------------------

@@ -490,6 +490,8 @@ def _merge(plans: List[Plan]) -> bool:
     leader.region_start, leader.region_end = start, end
     for p in followers:
         p.region_start = p.region_end = -1  # the leader's `with` records for them
+        p.leader = leader
+    leader.followers = followers
     return True
 
 

@@ -20,7 +20,6 @@ from codemods.tape.facts import ModuleFacts, position_resolver, resolve_metadata
 from codemods.tape.planner import Planner, PlannerOptions, Statement, rules_for_planning
 from codemods.tape.sites import Plan
 
-
 # The rule code of each site kind (a follower in a group of tapes is reported under its own code).
 KIND_CODES = {"compute_apply": "TFC101", "tf_gradients": "TFC102", "minimize": "TFC103"}
 

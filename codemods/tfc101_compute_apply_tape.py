@@ -37,28 +37,34 @@ class ComputeApplyToTape(GradientSiteRule):
 
     ## Example
     ```python
+    import numpy as np
     import tensorflow.compat.v1 as tf
 
-    logits = tf.matmul(x, w)
-    loss = tf.reduce_mean(tf.square(logits - y))
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
     optimizer = tf.train.AdamOptimizer(1e-3)
     gradients, variables = zip(*optimizer.compute_gradients(loss))
     gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
-    optimize = optimizer.apply_gradients(zip(gradients, variables))
+    train_op = optimizer.apply_gradients(zip(gradients, variables))
     ```
 
     ## Use instead
     ```python
+    import numpy as np
     import tensorflow.compat.v1 as tf
 
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
     with tf.GradientTape() as tape:
-        logits = tf.matmul(x, w)
-        loss = tf.reduce_mean(tf.square(logits - y))
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
     optimizer = tf.train.AdamOptimizer(1e-3)
     variables = tf.trainable_variables()
     gradients = tape.gradient(loss, variables)
     gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
-    optimize = optimizer.apply_gradients(zip(gradients, variables))
+    train_op = optimizer.apply_gradients(zip(gradients, variables))
     ```
     In graph-mode modules the optimizer stays a ``tf.compat.v1.train`` optimizer (spelled with
     the module's own alias); ``global_step=`` and ``var_list`` are kept. With

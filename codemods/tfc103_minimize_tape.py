@@ -36,21 +36,33 @@ class MinimizeToTape(GradientSiteRule):
 
     ## Example
     ```python
-    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    hidden = tf.layers.dense(x, 4, activation=tf.nn.relu)
+    loss = tf.reduce_mean(tf.square(tf.layers.dense(hidden, 1) - y))
     original_optimizer = tf.train.AdamOptimizer(learning_rate=0.01)
     optimizer = tf.contrib.estimator.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)
-    train_op = optimizer.minimize(loss, global_step=global_step)
+    train_op = optimizer.minimize(loss)
     ```
 
     ## Use instead
     ```python
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
     with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        hidden = tf.layers.dense(x, 4, activation=tf.nn.relu)
+        loss = tf.reduce_mean(tf.square(tf.layers.dense(hidden, 1) - y))
     original_optimizer = tf.compat.v1.train.AdamOptimizer(learning_rate=0.01)
     variables = tf.compat.v1.trainable_variables()
     gradients = tape.gradient(loss, variables)
     gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
-    train_op = original_optimizer.apply_gradients(zip(gradients, variables), global_step=global_step)
+    train_op = original_optimizer.apply_gradients(zip(gradients, variables))
     ```
 
     ## Fix safety

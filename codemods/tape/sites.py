@@ -63,3 +63,7 @@ class Plan:
     # cover (a `clip_gradients_by_norm` optimizer bound elsewhere, rebound to the inner optimizer)
     group: Optional[cst.Name] = None
     deletions: List[cst.CSTNode] = field(default_factory=list)  # statements removed (anywhere)
+    # plans sharing this plan's `with` of several tapes (GAN losses); applied by this plan's rule,
+    # all together or not at all; `leader` is set on those followers
+    followers: List["Plan"] = field(default_factory=list)
+    leader: Optional["Plan"] = None

@@ -38,7 +38,8 @@ SITE_BLOCKS = frozenset(
        "var_list_subset", "loss_parameter", "update_ops_control_deps", "minimize_control_deps",
        "name_scope_site", "minimize_in_cond", "grad_summaries", "contrib_from_import",
        "eager_minimize_function", "eager_minimize_lambda", "eager_loop", "eager_growing_var_list",
-       "eager_lr_variable", "eager_clip_wrapper", "eager_keras_layer", "eager_no_var_list"}
+       "eager_lr_variable", "eager_clip_wrapper", "eager_keras_layer", "eager_no_var_list",
+       "eager_local_optimizer", "contrib_compute_apply"}
 )
 
 
@@ -189,6 +190,8 @@ def training_site(g, loss: str) -> List[str]:
             wrap = "tf.contrib.estimator.clip_gradients_by_norm"
         lines += [f"base_optimizer = {opt_ctor}", f"{opt} = {wrap}(base_optimizer, clip_norm=1.0)"]
         shape = g.rng.choice(["minimize", "minimize", "compute_bare"])
+        if shape == "compute_bare":
+            g.tag("contrib_compute_apply")  # compute/apply on the wrapper: the compat form (TFC001)
     else:
         lines.append(f"{opt} = {opt_ctor}")
     body, gvs = _context(g, shape, loss, opt, gs_kw, gs)
@@ -330,7 +333,14 @@ def eager_program(g) -> str:
     if g.chance(0.25):
         g.tag("eager_clip_wrapper")
         opt = f"tf.contrib.estimator.clip_gradients_by_norm({opt}, clip_norm=1.0)"
-    lines += [f"optimizer = {opt}", 'state = {"step": 0}', "", "",
+    # The optimizer at module level, or local to a function that builds the step (TFC104 converts
+    # only a local one: another module could checkpoint a module-level optimizer).
+    local = g.chance(0.35)
+    if local:
+        g.tag("eager_local_optimizer")
+    else:
+        lines.append(f"optimizer = {opt}")
+    lines += ['state = {"step": 0}', "", "",
               "def compute_loss():", '    i = state["step"] % 3',
               "    pred = tf.matmul(X_DATA[i], w) + b" + (" + dense(X_DATA[i])" if keras else ""),
               "    return 5.0 * tf.reduce_mean(tf.square(pred - Y_DATA[i]))", "", ""]
@@ -364,4 +374,7 @@ def eager_program(g) -> str:
     if decay:
         step.append("    learning_rate.assign(learning_rate * 0.9)")
     step += ['    state["step"] += 1', "    return value"]
+    if local:
+        step = ["def make_trainer():", f"    optimizer = {opt}", ""] + ["    " + ln if ln else ln for ln in step] \
+            + ["", "    return train_step", "", "", "train_step = make_trainer()"]
     return "\n".join(g.imports + lines + step) + "\n"

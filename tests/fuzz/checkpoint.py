@@ -35,13 +35,17 @@ from tests.fuzz import oracle
 from tests.fuzz.generator import generate
 
 K = 3
-KINDS = ("TFC001", "TFC002", "TFC003", "TFC004", "TFC101", "TFC102", "TFC103", "TFC104")
+# TFC104 is not among them: it converts an optimizer only where its state cannot be in a
+# checkpoint (no Checkpoint/Saver names it, it is local and does not escape), so there is no
+# checkpoint to round-trip; `restore_v1_optimizer_state` covers moving such state by hand
+# (tests/test_restore_v1_optimizer_state.py).
+KINDS = ("TFC001", "TFC002", "TFC003", "TFC004", "TFC101", "TFC102", "TFC103")
 # grammar tag -> the rewrite kind it normally triggers (used only to pick the sample)
 TAG_KINDS = {
-    "site_contrib_clip_gradients_by_norm": "TFC001", "eager_clip_wrapper": "TFC001",
+    "contrib_compute_apply": "TFC001",
     "site_contrib_create_train_op": "TFC002", "site_contrib_optimize_loss": "TFC003",
     "clip_by_average_norm": "TFC004", "site_compute_clip": "TFC101", "site_zip_global_norm": "TFC101",
-    "site_gv_index": "TFC101", "site_tf_gradients": "TFC102", "site_minimize": "TFC103", "eager": "TFC104",
+    "site_gv_index": "TFC101", "site_tf_gradients": "TFC102", "site_minimize": "TFC103",
 }
 
 

@@ -30,9 +30,14 @@ class ContribClipGradientsByNorm(ShimRewrite):
     y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
     w = tf.get_variable("w", [3, 1])
     loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-    optimizer = tf.contrib.estimator.clip_gradients_by_norm(tf.train.AdamOptimizer(1e-3), clip_norm=5.0)
-    grads_and_vars = optimizer.compute_gradients(loss)
-    train_op = optimizer.apply_gradients(grads_and_vars)
+
+
+    def build_train_op(loss):
+        optimizer = tf.contrib.estimator.clip_gradients_by_norm(tf.train.AdamOptimizer(1e-3), clip_norm=5.0)
+        return optimizer.minimize(loss)
+
+
+    train_op = build_train_op(loss)
     ```
 
     ## Use instead
@@ -45,9 +50,14 @@ class ContribClipGradientsByNorm(ShimRewrite):
     y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
     w = tf.get_variable("w", [3, 1])
     loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-    optimizer = tfclip_compat.clip_gradients_by_norm(tf.train.AdamOptimizer(1e-3), clip_norm=5.0)
-    grads_and_vars = optimizer.compute_gradients(loss)
-    train_op = optimizer.apply_gradients(grads_and_vars)
+
+
+    def build_train_op(loss):
+        optimizer = tfclip_compat.clip_gradients_by_norm(tf.train.AdamOptimizer(1e-3), clip_norm=5.0)
+        return optimizer.minimize(loss)
+
+
+    train_op = build_train_op(loss)
     ```
     Where the loss can be wrapped in a ``tf.GradientTape``, the TF 2 rules (TFC1xx) run
     first and produce the ``tf.clip_by_global_norm`` form instead.

@@ -14,6 +14,7 @@ from codemods.tape.facts import MANUAL
 from codemods.tape.planner import Planner, Statement, method_call, simple_reference, single_small, statement_value
 from codemods.tape.rule import GradientSiteRule
 from codemods.tape.sites import Plan, Reject
+from codemods.tape.unwrap import unwrap
 
 COMPUTE_PARAMS = ("loss", "var_list", "gate_gradients", "aggregation_method", "colocate_gradients_with_ops",
                   "grad_loss")
@@ -149,9 +150,9 @@ class ComputeApplyToTape(GradientSiteRule):
         receiver = compute.func.value  # type: ignore[attr-defined]
         if facts.code(apply_call.func.value) != facts.code(receiver):  # type: ignore[attr-defined]
             raise Reject(f"`compute_gradients` and `apply_gradients` are called on different objects {MANUAL}")
-        if info.kind == "wrapped":
-            raise Reject("`compute_gradients`/`apply_gradients` on a `clip_gradients_by_norm` optimizer: "
-                         f"the compat form (TFC001) keeps it working {MANUAL}")
+        # On a `clip_gradients_by_norm` optimizer: TF 1.15's wrapper clipped the global norm in
+        # `compute_gradients` (before any clipping of the user's) and applied with the inner one.
+        unwrapped = unwrap(planner, site, info, [compute, apply_call]) if info.kind == "wrapped" else None
         callable_loss = planner.is_callable_loss(loss)
         if not callable_loss and not facts.graph_mode:
             raise Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
@@ -168,6 +169,9 @@ class ComputeApplyToTape(GradientSiteRule):
             safety = FixSafety.UNSAFE
             notes.append("a comment inside a rewritten statement is dropped")
         rewritten = [body[index]] + [body[k] for k in clip_indices] + [body[apply_index]]
+        if unwrapped is not None and unwrapped.notes:
+            safety = FixSafety.UNSAFE
+            notes += unwrapped.notes
         tape = emit.fresh("tape")
         loss_name, extra = emit.loss_statements(loss, callable_loss)
         renames: Dict[cst.CSTNode, str] = {}
@@ -175,6 +179,14 @@ class ComputeApplyToTape(GradientSiteRule):
             renames.update(planner.compat_rename(info.ctor))
         replacements: Dict[int, List[cst.BaseStatement]] = {}
         clip_norm = planner.clip_norm_option() if not clip_indices else None
+        receiver_code = facts.code(receiver)
+        if unwrapped is not None:
+            clip_norm = unwrapped.clip_norm
+            replacements.update(unwrapped.replacements)
+            renames.update(unwrapped.renames)
+            receiver_code = unwrapped.opt_code
+            if receiver_code != facts.code(receiver):
+                renames[apply_call.func.value] = receiver_code  # type: ignore[attr-defined]
         graph_callable = callable_loss and facts.graph_mode
         if zipped:
             grads, variables = chain
@@ -212,6 +224,9 @@ class ComputeApplyToTape(GradientSiteRule):
                                   and apply_args[0].keyword.value != "grads_and_vars"):
                 raise Reject(f"`apply_gradients` without gradients {MANUAL}")
             rest_code = "".join(", " + facts.code(a).rstrip(",") for a in apply_args[1:])
+            if unwrapped is not None:  # the wrapper's clipping comes first (TF1 returned clipped pairs)
+                new.append(emit.clip_global_norm(grads, clip_norm))
+                clip_norm = None
             if _read_elsewhere(planner, small.targets[0].target, rewritten):
                 # TF1 returned exactly `list(zip(grads, var_list))`: keep the name for its other readers.
                 new.append(emit.stmt(f"{pairs} = list(zip({grads}, {variables}))"))
@@ -229,7 +244,7 @@ class ComputeApplyToTape(GradientSiteRule):
                     if _read_elsewhere(planner, clipped_target, rewritten):
                         clipped.append(emit.stmt(f"{clipped_target.value} = list(zip({grads}, {variables}))"))
                     replacements[k] = carry_trivia(body[k], clipped)
-                    apply = f"{facts.code(receiver)}.apply_gradients(zip({grads}, {variables}){rest_code})"
+                    apply = f"{receiver_code}.apply_gradients(zip({grads}, {variables}){rest_code})"
                     replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
                 else:
                     replacements[k] = carry_trivia(body[k], [emit.stmt(f"{clipped_target.value} = {comp_code}")])
@@ -238,12 +253,17 @@ class ComputeApplyToTape(GradientSiteRule):
                     raise Reject(f"the gradients do not feed `apply_gradients` directly {MANUAL}")
                 if clip_norm is not None:
                     new.append(emit.clip_global_norm(grads, clip_norm))
-                apply = f"{facts.code(receiver)}.apply_gradients(zip({grads}, {variables}){rest_code})"
+                apply = f"{receiver_code}.apply_gradients(zip({grads}, {variables}){rest_code})"
                 replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
             replacements[index] = carry_trivia(body[index], new)
         message = "`compute_gradients` -> `tf.GradientTape` + `tape.gradient`, clipping kept"
-        return planner.make_plan("compute_apply", compute, site, region, tape, extra, replacements, apply_index,
-                                 safety, "; ".join(notes), renames, message)
+        plan = planner.make_plan("compute_apply", compute, site, region, tape, extra, replacements, apply_index,
+                                 safety, "; ".join(notes), renames, message,
+                                 unwrapped.removed if unwrapped is not None else None)
+        if unwrapped is not None:
+            plan.group, plan.deletions = unwrapped.group, unwrapped.deletions
+            plan.group_uses = [compute.func.value, apply_call.func.value]  # type: ignore[attr-defined]
+        return plan
 
 
 def _is_zip_star(value: cst.BaseExpression) -> bool:

@@ -108,6 +108,10 @@ class GatesMixin:
             return False
         if isinstance(expr, cst.Attribute):
             return expr.attr.value in ("trainable_variables", "trainable_weights")
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
+            # `tf.trainable_variables()[:2]`: a slice of a list of trainable variables is one too (an
+            # index is not a list: tape.gradient would return one tensor where TF1 returned a list)
+            return self.trainable(expr.value, depth + 1)
         if isinstance(expr, (cst.List, cst.Tuple)):
             return bool(expr.elements) and all(
                 not isinstance(e, cst.StarredElement) and self._trainable_variable(e.value) for e in expr.elements)

@@ -30,7 +30,8 @@ class OverlapsMixin:
             name = plans[0].group
             assert name is not None
             scope = self.facts.scope(name)
-            receivers = {id(plan.node.func.value) for plan in plans}  # type: ignore[attr-defined]
+            receivers = {id(use) for plan in plans
+                         for use in (plan.group_uses or [plan.node.func.value])}  # type: ignore[attr-defined]
             others = [a.node for a in (scope.accesses[name.value] if scope is not None else ())
                       if id(a.node) not in receivers]
             if not others:

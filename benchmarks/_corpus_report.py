@@ -131,7 +131,9 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
       f"File status: rewritten when `fix` rewrote the file, missed when `check` said nothing at all about it. "
       f"{site_files} files hold {summary['sites']['sites']} sites in {summary['sites']['units']} units "
       f"({', '.join(f'{k} {v}' for k, v in summary['sites']['by_kind'].most_common())}); "
-      f"{summary['sites']['tf_gradients_not_training']} other `tf.gradients` calls (penalties, saliency) are not sites.\n")
+      f"Not counted: {summary['sites']['tf_gradients_not_training']} `tf.gradients` calls that never reach "
+      f"`apply_gradients` (penalties, saliency), and {summary['sites']['tf2_form']} sites already in TF 2 form "
+      f"(`apply_gradients` fed by a `tf.GradientTape`, `minimize` on a Keras optimizer).\n")
 
     # phases
     w("## Time per phase\n")
@@ -176,7 +178,7 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
     for m in names:
         label = "" if m == "safe" else " (`--unsafe-fixes`)"
         w(f"## Crashes{label}\n")
-        _list(w, [f"{c['phase']}: `{c['path']}`: {c['reason']}" for c in modes[m]["crashes"]], "none")
+        _list(w, [f"`{c['path']}` ({', '.join(c['phases'])}): {c['reason']}" for c in modes[m]["crashes"]], "none")
         w(f"## Outputs that no longer parse{label}\n")
         _list(w, [f"`{p}`: {why}" for p, why in sorted(modes[m]["broken"].items())], "none")
         w(f"## Non-idempotent files{label}\n")

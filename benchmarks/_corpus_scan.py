@@ -34,6 +34,7 @@ import ast
 import json
 import re
 import warnings
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -44,7 +45,9 @@ CONTRIB_APIS = frozenset({
 })
 AVERAGE_NORM = "clip_by_average_norm"
 # Producers whose result, once it reaches a consumer's gradient / receiver argument, links the two.
-_PRODUCERS = frozenset({"compute_gradients", "tf.gradients"}) | CONTRIB_APIS
+_PRODUCERS = frozenset({"compute_gradients", "tf.gradients", "tape.gradient"}) | CONTRIB_APIS
+_KERAS_OPTIMIZERS = ("tensorflow.keras.optimizers.", "tensorflow.optimizers.", "keras.optimizers.",
+                     "tensorflow.python.keras.optimizers.")
 _NON_TF_ROOTS = ("scipy", "numpy", "torch", "sklearn", "jax", "cvxpy", "autograd", "mxnet", "chainer")
 _WITH_TAGS = ("name_scope", "variable_scope", "control_dependencies", "device", "Session", "GradientTape",
               "tower", "scope", "arg_scope", "Graph", "as_default")
@@ -71,7 +74,8 @@ class Site:
     unit: int = 0
     tags: Tuple[str, ...] = ()
     snippet: str = ""
-    counted: bool = True  # False: a tf.gradients that never reaches apply_gradients
+    counted: bool = True  # False: not a TF1 training site (see ``why_not``)
+    why_not: str = ""  # "not-training" (tf.gradients for a penalty), "tf2-form" (tape / Keras optimizer), "helper"
 
 
 @dataclass
@@ -129,10 +133,12 @@ def mask_ipython(source: str) -> Optional[str]:
             return None
         lines[0] = "pass"
     out = []
+    continued = False  # a masked `!cmd \` line continues on the next line
     for line in lines:
-        if _MAGIC.search(line):
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(indent + "pass")
+        if continued or _MAGIC.search(line):
+            indent = "" if continued else line[: len(line) - len(line.lstrip())]
+            out.append(indent + "pass" if not continued else "")
+            continued = line.rstrip().endswith("\\")
         else:
             out.append(line)
     return "\n".join(out)
@@ -215,6 +221,7 @@ class _Aliases:
     def __init__(self, tree: ast.Module) -> None:
         self.names: Dict[str, str] = {}
         self.imports_tf = False
+        self.via_star = False
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -231,6 +238,14 @@ class _Aliases:
                 for alias in node.names:
                     if alias.name != "*":
                         self.names[alias.asname or alias.name] = _normalise(f"{node.module}.{alias.name}")
+        # ``from helpers import *`` that brings ``tf`` in (tkipf/gcn's models.py): trust the name
+        if "tf" not in self.names and any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+                                          for n in ast.walk(tree)):
+            if any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "tf"
+                   for n in ast.walk(tree)):
+                self.names["tf"] = "tensorflow"
+                self.imports_tf = True
+                self.via_star = True
         # module aliases by assignment, e.g. ``slim = tf.contrib.slim`` (two passes: chains)
         for _ in range(2):
             for node in ast.walk(tree):
@@ -342,6 +357,69 @@ class _Scanner(ast.NodeVisitor):
         self.scopes: List[ast.AST] = []  # its enclosing function (or the module)
         self._stack: List[ast.AST] = []
         self._func_calls: Set[int] = set()  # ids of Attribute/Name nodes that are a Call's func
+        self._bindings: Dict[int, Dict[str, List[ast.AST]]] = {}  # scope -> name -> assigned values
+        self.tapes: Set[str] = set()  # names bound to a tf.GradientTape
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if isinstance(item.optional_vars, ast.Name) and self._is_tape(item.context_expr):
+                        self.tapes.add(item.optional_vars.id)
+            elif isinstance(node, ast.Assign) and self._is_tape(node.value):
+                for target in node.targets:
+                    self.tapes |= {t for t in _targets(target) if "." not in t}
+
+    def _is_tape(self, expr: ast.AST) -> bool:
+        return isinstance(expr, ast.Call) and (self.aliases.resolve(expr.func) or "").endswith("GradientTape")
+
+    def _bound(self, scope: ast.AST, name: str) -> List[ast.AST]:
+        table = self._bindings.get(id(scope))
+        if table is None:
+            table = defaultdict(list)
+            for stmt in _scope_statements(scope):
+                if isinstance(stmt, ast.Assign):
+                    for target in stmt.targets:
+                        for bound in _targets(target):
+                            table[bound].append(stmt.value)
+            self._bindings[id(scope)] = table
+        return table.get(name, [])
+
+    def _origin(self, recv: ast.AST, scope: ast.AST) -> str:
+        """Where an optimizer receiver comes from (a tag for the shape tables)."""
+        values: List[ast.AST] = []
+        if isinstance(recv, ast.Call):
+            values = [recv]
+        else:
+            dotted = _dotted(recv)
+            if dotted is None:
+                return "origin:other"
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = scope.args
+                params = {a.arg for a in args.args + args.kwonlyargs + getattr(args, "posonlyargs", [])}
+                if dotted in params:
+                    return "origin:param"
+                values = self._bound(scope, dotted)
+            if not values:
+                values = self._bound(self.tree, dotted)
+            if not values and dotted.startswith("self."):
+                for node in ast.walk(self.tree):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        values.extend(self._bound(node, dotted))
+        if not values:
+            return "origin:unknown"
+        kinds = set()
+        for value in values:
+            qual = self.aliases.resolve(value.func) if isinstance(value, ast.Call) else None
+            if qual and qual.startswith(_KERAS_OPTIMIZERS):
+                kinds.add("keras-optimizer")
+            elif qual and qual.startswith("tensorflow.") and qual.endswith("Optimizer"):
+                kinds.add("tf1-optimizer")
+            elif qual and _removed_api(qual)[0]:
+                kinds.add("contrib-wrapper")
+            elif isinstance(value, ast.Call):
+                kinds.add("other-call")
+            else:
+                kinds.add("other")
+        return "origin:" + "+".join(sorted(kinds))
 
     # -- walking with context ------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
@@ -402,6 +480,7 @@ class _Scanner(ast.NodeVisitor):
                 tags.append("receiver:self-attr")
             else:
                 tags.append("receiver:other")
+            tags.append(self._origin(recv, scope))
             kw = {k.arg for k in call.keywords if k.arg}
             for name in ("var_list", "global_step", "grad_loss", "gate_gradients", "colocate_gradients_with_ops",
                          "aggregation_method"):
@@ -439,6 +518,10 @@ class _Scanner(ast.NodeVisitor):
             self._add("tf.gradients", call, call, api=qual)
             return
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "gradient" and isinstance(func.value, ast.Name) \
+                and func.value.id in self.tapes:
+            self._add("tape.gradient", call, call, api=func.value.id, counted=False, why_not="tf2-form")
+            return
         if isinstance(func, ast.Attribute) and func.attr in METHODS and self.aliases.imports_tf:
             recv_qual = self.aliases.resolve(func.value)
             if recv_qual and recv_qual.split(".")[0] in _NON_TF_ROOTS:
@@ -447,6 +530,9 @@ class _Scanner(ast.NodeVisitor):
                 return  # optimize.minimize from a non-TensorFlow module
             recv = ast.get_source_segment("\n".join(self.lines), func.value) or _dotted(func.value) or "?"
             self._add(func.attr, call, call, api=recv[:80])
+            if "origin:keras-optimizer" in self.sites[-1].tags:  # a TF 2 optimizer: nothing to migrate
+                self.sites[-1].counted = False
+                self.sites[-1].why_not = "tf2-form"
 
     def _check_reference(self, node: ast.AST) -> None:
         if id(node) in self._func_calls:
@@ -547,6 +633,14 @@ class _Scanner(ast.NodeVisitor):
         for site in self.sites:
             if site.kind == "tf.gradients" and site.unit not in applying:
                 site.counted = False
+                site.why_not = "not-training"
+        # apply_gradients fed only by a tf.GradientTape is TF 2 code already
+        tape_units = {s.unit for s in self.sites if s.kind == "tape.gradient"}
+        tf1_units = {s.unit for s in self.sites if s.kind in ("compute_gradients", "tf.gradients")}
+        for site in self.sites:
+            if site.kind == "apply_gradients" and site.unit in tape_units - tf1_units:
+                site.counted = False
+                site.why_not = "tf2-form"
 
 
 def _inside(a: Tuple[int, int, int, int], b: Tuple[int, int, int, int]) -> bool:

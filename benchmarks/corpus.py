@@ -483,7 +483,9 @@ def summarise(data: Dict[str, Any]) -> Dict[str, Any]:
         "sites": sum(len(before[rel].counted_sites) for rel in site_files),
         "units": sum(len({s.unit for s in before[rel].counted_sites}) for rel in site_files),
         "by_kind": Counter(s.kind for rel in site_files for s in before[rel].counted_sites),
-        "tf_gradients_not_training": sum(1 for r in before.values() for s in r.sites if not s.counted),
+        "tf_gradients_not_training": sum(1 for r in before.values() for s in r.sites if s.why_not == "not-training"),
+        "tf2_form": sum(1 for r in before.values() for s in r.sites
+                        if s.why_not == "tf2-form" and s.kind != "tape.gradient"),
         "python2_files_with_tokens": sum(1 for rel in summary["inventory"]["python2"] if before[rel].token_hint),
     }
     for mode, phases in data["phases"].items():
@@ -493,20 +495,20 @@ def summarise(data: Dict[str, Any]) -> Dict[str, Any]:
         after: Dict[str, ScanResult] = data[mode]["after"]
         left = [(rel, s) for rel, r in after.items() for s in r.sites if s.contrib]
         left_avg = [(rel, s) for rel, r in after.items() for s in r.sites if s.removed_api and not s.contrib]
-        crashes = []
+        crashes: Dict[str, Dict[str, Any]] = {}  # one entry per file (or whole run), with the phases it failed in
         for name, phase in phases.items():
-            for path, reason in phase.file_errors.items():
-                crashes.append({"phase": name, "path": path, "reason": reason})
-            for error in phase.run_errors:
-                crashes.append({"phase": name, "path": "(whole run)", "reason": error})
-            if phase.rc == 2 and not phase.file_errors and not phase.run_errors:
-                crashes.append({"phase": name, "path": "(whole run)", "reason": "exit 2 without an error line"})
+            failures = list(phase.file_errors.items()) + [("(whole run)", e) for e in phase.run_errors]
+            if phase.rc == 2 and not failures:
+                failures.append(("(whole run)", "exit 2 without an error line"))
+            for path, reason in failures:
+                entry = crashes.setdefault(path, {"path": path, "phases": [], "reason": reason})
+                entry["phases"].append(phase.name)
         summary["modes"][mode] = {
             "files": Counter(cls["files"].values()), "file_status": cls["files"],
             "sites": Counter(status for _, _, status in cls["sites"]),
             "units": _unit_counts(cls["sites"]),
             "site_rows": cls["sites"],
-            "crashes": crashes, "broken": data[mode]["broken"], "non_idempotent": data[mode]["non_idempotent"],
+            "crashes": sorted(crashes.values(), key=lambda c: c["path"]), "broken": data[mode]["broken"], "non_idempotent": data[mode]["non_idempotent"],
             "changed": data[mode]["changed"],
             "contrib_left": left, "average_norm_left": left_avg,
             "contrib_before": sum(1 for r in before.values() for s in r.sites if s.contrib),
@@ -540,7 +542,14 @@ def normalise_message(message: str) -> str:
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\b\d+(\.\d+)?\b", "N", text)
     text = re.sub(r"\s+", " ", text).strip()
-    return text
+    # "the loss reads the parameter `a`: ...; the loss reads the parameter `b`: ..." is one reason
+    clauses: List[str] = []
+    for clause in text.split("; "):
+        if not clauses or clauses[-1].rstrip(")") != clause.rstrip(")"):
+            clauses.append(clause)
+        elif clause.endswith(")") and not clauses[-1].endswith(")"):
+            clauses[-1] = clause
+    return "; ".join(clauses)
 
 
 def _reasons(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:

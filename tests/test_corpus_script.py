@@ -1,0 +1,283 @@
+"""``benchmarks/corpus.py`` counts what the migration tool did on a corpus correctly.
+
+Two runs on tiny synthetic corpora in ``tmp_path``:
+
+* against a scripted stand-in for ``tfclip-migrate`` (``--tool``) whose findings, fixes, crashes,
+  broken outputs and non-idempotent rewrites are written into the corpus files as comments, so
+  every count of the report is known in advance and independent of how the real rules evolve;
+* against the real command, checking only what must hold for any version of the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "benchmarks" / "corpus.py"
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the script uses resource / process groups (POSIX)")
+
+# A stand-in for tfclip-migrate. A line ending in "# fake: CODE SAFETY [flags]" gets a finding there;
+# `fix` applies it (safe, or unsafe with --unsafe-fixes) by removing the directive and turning
+# `tf.contrib.training.` into `tfclip_compat.`. Flags: skip (never applied), break (the fix writes
+# invalid syntax), flip (every fix appends a line: not idempotent), own (the fixed line is flagged
+# again: a finding on the tool's own output). "# fake-crash" makes the file an internal error.
+FAKE_TOOL = r'''
+import ast, json, os, re, sys
+
+args = sys.argv[1:]
+command, unsafe, root = args[0], "--unsafe-fixes" in args, args[-1]
+DIRECTIVE = re.compile(r"#\s*fake:\s*(TFC\d+)\s+(safe|unsafe|none)((?:\s+\w+)*)")
+rows, err, rc, parsed = [], [], 1, 0
+
+
+def handle(lines, path, cell=None):
+    """Findings for the lines; returns (new lines, changed)."""
+    changed = False
+    out = []
+    for number, line in enumerate(lines, 1):
+        if "# fake-own" in line:
+            rows.append(dict(path=path, line=number, col=1, code="TFC202", fix="none", applied=False, cell=cell,
+                             message="cannot prove `own` output (manual edit required)"))
+        match = DIRECTIVE.search(line)
+        if match:
+            code, safety, flags = match.group(1), match.group(2), match.group(3).split()
+            apply = command == "fix" and "skip" not in flags and (
+                safety == "safe" or (safety == "unsafe" and unsafe))
+            stem = os.path.basename(path).split(".")[0]
+            rows.append(dict(path=path, line=number, col=1, code=code, fix=safety, applied=apply, cell=cell,
+                             message=f"cannot prove `{stem}` is a `tf.train` optimizer (manual edit required)"))
+            if apply:
+                changed = True
+                line = line[: match.start()].rstrip().replace("tf.contrib.training.", "tfclip_compat.")
+                if "break" in flags:
+                    line = "def broken(:"
+                if "own" in flags:
+                    line += "  # fake-own"
+        if command == "fix" and "# fake-flip" in line:
+            changed = True
+            out.append(line)
+            out.append("# fake-flip (again)")
+            continue
+        out.append(line)
+    return out, changed
+
+
+for folder, dirs, files in os.walk(root):
+    dirs.sort()
+    for name in sorted(files):
+        full = os.path.join(folder, name)
+        path = os.path.relpath(full, root)
+        text = open(full, encoding="utf-8").read()
+        parsed += 1
+        if "# fake-crash" in text:
+            err.append(f"tfclip-migrate: error: {path}: internal error, file left untouched: RuntimeError: boom")
+            rc = 2
+            continue
+        if name.endswith(".ipynb"):
+            nb = json.loads(text)
+            changed = False
+            for number, cell in enumerate(nb["cells"], 1):
+                if cell["cell_type"] == "code":
+                    new, did = handle("".join(cell["source"]).split("\n"), path, number)
+                    if did:
+                        cell["source"] = "\n".join(new)
+                        changed = True
+            new_text = json.dumps(nb, indent=1) + "\n" if changed else text
+        else:
+            try:
+                ast.parse(text)
+            except SyntaxError:
+                rows.append(dict(path=path, line=1, col=1, code="TFC900", fix="none", applied=False, cell=None,
+                                 message="cannot parse: Python 2 (file left untouched)"))
+                continue
+            new, changed = handle(text.split("\n"), path)
+            new_text = "\n".join(new)
+        if changed and new_text != text:
+            open(full, "w", encoding="utf-8").write(new_text)
+            err.append(f"Rewriting {path}")
+print(json.dumps(rows, indent=2))
+err.append(f"tfclip-migrate {command}: {parsed} files scanned: ... ({parsed} parsed, 0 ruled out by the text pre-filter)")
+sys.stderr.write("\n".join(err) + "\n")
+sys.exit(rc)
+'''
+
+FAKE_CORPUS = {
+    "r/rewritten.py": """\
+        import tensorflow as tf
+        opt = tf.train.AdamOptimizer(0.1)
+        gvs = opt.compute_gradients(loss)  # fake: TFC101 safe own
+        capped = [(tf.clip_by_value(g, -1.0, 1.0), v) for g, v in gvs]
+        train_op = opt.apply_gradients(capped)
+        """,
+    "r/reported.py": """\
+        import tensorflow as tf
+        x = 1  # fake: TFC004 safe skip
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)  # fake: TFC202 none
+        """,
+    "r/unsafe.py": """\
+        import tensorflow as tf
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)  # fake: TFC103 unsafe
+        """,
+    "r/missed.py": """\
+        import tensorflow as tf
+        train_op = optimizer.minimize(loss)
+        """,
+    "r/contrib.py": """\
+        import tensorflow as tf
+        op1 = tf.contrib.training.create_train_op(loss, opt)  # fake: TFC002 safe
+        op2 = tf.contrib.layers.optimize_loss(loss2, gs, 0.1, "Adam")
+        """,
+    "r/broken.py": """\
+        import tensorflow as tf
+        train_op = opt.minimize(loss)  # fake: TFC103 safe break
+        """,
+    "r/flip.py": """\
+        import tensorflow as tf
+        train_op = opt.minimize(loss)  # fake: TFC103 safe
+        # fake-flip
+        """,
+    "r/crash.py": """\
+        import tensorflow as tf
+        train_op = opt.minimize(loss)  # fake-crash
+        """,
+    "r/py2.py": """\
+        import tensorflow as tf
+        print "step", 1
+        train_op = opt.minimize(loss)
+        """,
+    "r/lookalike.py": """\
+        import scipy.optimize
+        import tensorflow as tf
+        res = scipy.optimize.minimize(f, 1.0)  # fake: TFC202 none
+        penalty = tf.gradients(tf.reduce_sum(x), [x])[0]
+        """,
+}
+
+
+def _notebook() -> str:
+    def code(src: str) -> Dict[str, Any]:
+        return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                "source": src.splitlines(keepends=True)}
+
+    cells = [
+        code("import tensorflow as tf\n"),
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
+        code("loss = tf.reduce_mean(x)\ntrain_op = opt.minimize(loss)  # fake: TFC202 none\n"),
+        code("%time\ntrain2 = opt2.minimize(loss2)\n"),
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 2}, indent=1) + "\n"
+
+
+def _write_corpus(root: Path, files: Dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text) if rel.endswith(".py") else text, encoding="utf-8")
+
+
+def _run(tmp_path: Path, corpus: Path, *extra: str) -> Dict[str, Any]:
+    out = tmp_path / "out" / "corpus.md"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--corpus", str(corpus), "--out", str(out), "--jobs", "1",
+         "--work", str(tmp_path / "work"), *extra],
+        capture_output=True, text=True, timeout=300, cwd=REPO, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert out.read_text(encoding="utf-8") == proc.stdout
+    return json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+
+
+def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
+    """Every figure (file and unit statuses, crashes, broken and non-idempotent outputs, contrib left,
+    Python 2, declines, own-output findings, unapplied fixes) matches what the scripted tool did."""
+    corpus = tmp_path / "corpus"
+    _write_corpus(corpus, {**FAKE_CORPUS, "nb/train.ipynb": _notebook()})
+    tool = tmp_path / "fake-tfclip-migrate"
+    tool.write_text(f"#!{sys.executable}\n{FAKE_TOOL}", encoding="utf-8")
+    tool.chmod(0o755)
+    data = _run(tmp_path, corpus, "--tool", str(tool))
+
+    assert data["sites"]["files"] == 9
+    assert data["sites"]["sites"] == 12 and data["sites"]["units"] == 11
+    assert data["sites"]["tf_gradients_not_training"] == 1  # the gradient penalty in lookalike.py
+    assert data["inventory"]["python2"] == ["r/py2.py"]
+    assert data["tfc900"]["python2_reported"] == ["r/py2.py"]
+
+    safe, unsafe = data["modes"]["safe"], data["modes"]["unsafe"]
+    assert safe["files"] == {"rewritten": 4, "reported": 3, "missed": 2}
+    assert safe["units"] == {"rewritten": 4, "reported": 3, "missed": 4}
+    assert unsafe["files"] == {"rewritten": 5, "reported": 2, "missed": 2}
+    assert unsafe["units"] == {"rewritten": 5, "reported": 2, "missed": 4}
+    status = {(s["path"], s["line"], s["cell"]): s["status"] for s in safe["sites"]}
+    assert status[("nb/train.ipynb", 2, 3)] == "reported"  # cell 3, line 2, imports in cell 1
+    assert status[("nb/train.ipynb", 2, 4)] == "missed"  # after a %time magic line
+    assert status[("r/rewritten.py", 5, None)] == "rewritten"  # apply_gradients linked to compute_gradients
+
+    assert [(c["path"], c["phases"]) for c in safe["crashes"]] == [("r/crash.py", ["check", "fix", "fix again"])]
+    assert list(safe["broken"]) == ["r/broken.py"]
+    assert safe["non_idempotent"] == ["r/flip.py"]
+    assert [(s["path"], s["kind"]) for s in safe["contrib_left"]] == [("r/contrib.py", "optimize_loss")]
+    assert safe["contrib_before"] == 2
+    # the flagged fixed line, and TFC900 on the output the fix broke
+    assert [(g["code"], g["files"]) for g in safe["new_findings_after_fix"]] == [("TFC202", 1), ("TFC900", 1)]
+    assert safe["safe_not_applied"] == [{"path": "r/reported.py", "code": "TFC004", "count": 1}]
+    # three messages naming different files are one reason once names are normalised out
+    declines = [(g["code"], g["reason"], g["files"]) for g in data["declines"]]
+    assert declines == [("TFC202", "cannot prove `…` is a `…` optimizer (manual edit required)", 3)]
+    assert [(g["code"], g["files"]) for g in data["findings_without_sites"]] == [("TFC202", 1)]
+
+
+def test_real_tool_on_a_small_corpus(tmp_path: Path) -> None:
+    """With the real ``tfclip-migrate`` the canonical TFC101 site is rewritten, the contrib wrapper is
+    gone after ``fix``, the Python 2 file gets TFC900, and nothing crashes, breaks or flip-flops."""
+    corpus = tmp_path / "corpus"
+    _write_corpus(corpus, {
+        "r/rewritable.py": """\
+            import tensorflow as tf
+
+            x = tf.placeholder(tf.float32, [None, 3])
+            w = tf.Variable(tf.zeros([3, 1]))
+            loss = tf.reduce_mean(tf.matmul(x, w))
+            optimizer = tf.train.AdamOptimizer(1e-3)
+            gradients, variables = zip(*optimizer.compute_gradients(loss))
+            gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
+            train_op = optimizer.apply_gradients(zip(gradients, variables))
+            """,
+        "r/contrib.py": """\
+            import tensorflow as tf
+
+            def model_fn(features, labels, mode):
+                opt = tf.train.GradientDescentOptimizer(0.1)
+                opt = tf.contrib.estimator.clip_gradients_by_norm(opt, 5.0)
+                return tf.estimator.LinearRegressor(feature_columns=[], optimizer=opt)
+            """,
+        "r/py2.py": FAKE_CORPUS["r/py2.py"],
+    })
+    data = _run(tmp_path, corpus, "--no-unsafe")
+    safe = data["modes"]["safe"]
+    assert safe["crashes"] == [] and safe["broken"] == {} and safe["non_idempotent"] == []
+    status = {(s["path"], s["kind"]): s["status"] for s in safe["sites"]}
+    assert status[("r/rewritable.py", "compute_gradients")] == "rewritten"
+    assert status[("r/rewritable.py", "apply_gradients")] == "rewritten"
+    assert status[("r/contrib.py", "clip_gradients_by_norm")] == "rewritten"
+    assert safe["contrib_before"] == 1 and safe["contrib_left"] == []
+    assert data["tfc900"]["python2_reported"] == ["r/py2.py"]
+    assert "unsafe" not in data["modes"]
+
+
+def test_missing_corpus_is_a_clear_error(tmp_path: Path) -> None:
+    """A nonexistent ``--corpus`` exits 2 with a message naming the directory and how to build it."""
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--corpus", str(tmp_path / "nope")],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 2
+    assert "nope" in proc.stderr and "--build MIRRORS" in proc.stderr

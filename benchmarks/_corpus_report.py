@@ -109,9 +109,11 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
         row(label, [_pct(modes[m]["files"][status], site_files) for m in names],
             {"rewritten": "most", "reported": "the rest", "missed": "0"}[status])
     units = {m: sum(modes[m]["units"].values()) for m in names}
-    for status in ("rewritten", "reported", "missed"):
-        row(f"training units ({'linked sites' if status == 'rewritten' else '...'}): {status}",
-            [_pct(modes[m]["units"][status], units[m]) for m in names], {"missed": "0"}.get(status, ""))
+    for status in ("rewritten", "reported", "elsewhere", "missed"):
+        label = {"rewritten": "training units (linked sites): rewritten", "reported": "... reported on the site",
+                 "elsewhere": "... reported only on another statement (the blocking one)",
+                 "missed": "... **silently missed**"}[status]
+        row(label, [_pct(modes[m]["units"][status], units[m]) for m in names], {"missed": "0"}.get(status, ""))
     row("files with ≥1 silently missed unit",
         [str(len({rel for rel, _, st in modes[m]["site_rows"] if st == "missed"})) for m in names], "0")
     row("`tf.contrib` clipping calls / references left after `fix`",
@@ -127,13 +129,17 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
       f"`minimize` / `compute_gradients` / `apply_gradients` calls in TensorFlow files, `tf.gradients` whose result "
       f"reaches `apply_gradients`, and every removed clipping API (contrib, `tf.clip_by_average_norm`) in any spelling. "
       f"Sites linked by data flow (`compute_gradients -> clip -> apply_gradients`) form one *unit*; a unit is rewritten "
-      f"when a finding on one of its statements was fixed, reported when a finding covers it, **missed** otherwise. "
+      f"when a finding on one of its statements was fixed, reported when a finding covers it, *reported elsewhere* "
+      f"when the only finding for it sits on an earlier statement of the same function (a decline placed on the "
+      f"statement that blocks the rewrite), **missed** otherwise. "
       f"File status: rewritten when `fix` rewrote the file, missed when `check` said nothing at all about it. "
       f"{site_files} files hold {summary['sites']['sites']} sites in {summary['sites']['units']} units "
       f"({', '.join(f'{k} {v}' for k, v in summary['sites']['by_kind'].most_common())}); "
       f"Not counted: {summary['sites']['tf_gradients_not_training']} `tf.gradients` calls that never reach "
       f"`apply_gradients` (penalties, saliency), and {summary['sites']['tf2_form']} sites already in TF 2 form "
-      f"(`apply_gradients` fed by a `tf.GradientTape`, `minimize` on a Keras optimizer).\n")
+      f"(`apply_gradients` fed by a `tf.GradientTape`, `minimize` on a Keras optimizer), and "
+      f"{summary['sites']['fed_gradients']} `apply_gradients` of gradients fed through placeholders with no "
+      f"gradient computation linked to them (nothing for a tape to record).\n")
 
     # phases
     w("## Time per phase\n")
@@ -203,18 +209,20 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
         kinds: Dict[str, Counter] = defaultdict(Counter)
         for rel, site, status in modes[m]["site_rows"]:
             kinds[site.kind][status] += 1
-        w("| kind | sites | rewritten | reported | missed |")
-        w("|---|---|---|---|---|")
+        w("| kind | sites | rewritten | reported | reported elsewhere | missed |")
+        w("|---|---|---|---|---|---|")
         for kind, c in sorted(kinds.items(), key=lambda kv: -sum(kv[1].values())):
             total = sum(c.values())
             w(f"| `{kind}` | {total} | {_pct(c['rewritten'], total)} | {_pct(c['reported'], total)} | "
-              f"{_pct(c['missed'], total)} |")
+              f"{_pct(c['elsewhere'], total)} | {_pct(c['missed'], total)} |")
         w("")
 
     # silent-miss shapes
     rows = modes[first_mode]["site_rows"]
     missed = [(rel, s) for rel, s, st in rows if st == "missed"]
     w("## Silently missed sites, by shape (ranked by files)\n")
+    w("A shape is the site's kind and its context (scope, loops, `with` blocks, receiver, notebook). "
+      "Units reported only on another statement are listed after this table.\n")
     shapes: Dict[str, List[Tuple[str, Any]]] = defaultdict(list)
     for rel, site in missed:
         shapes[shape_of(site)].append((rel, site))
@@ -224,6 +232,10 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
     for i, (shape, members) in enumerate(ranked, 1):
         ex = "<br>".join(f"`{_where(r, s)}` `{_cell(s.snippet[:90])}`" for r, s in members[:examples])
         w(f"| {i} | `{_cell(shape)}` | {len({r for r, _ in members})} | {len(members)} | {ex} |")
+    elsewhere = [(rel, s) for rel, s, st in rows if st == "elsewhere"]
+    w(f"\nSites whose only finding sits on another statement ({len(elsewhere)} sites in "
+      f"{len({r for r, _ in elsewhere})} files): " + ", ".join(f"`{_where(r, s)}`" for r, s in elsewhere[:40])
+      + (", ..." if len(elsewhere) > 40 else ""))
     w("\nBy single context tag (all counted sites vs silently missed ones):\n")
     tag_all: Counter = Counter()
     tag_missed: Counter = Counter()

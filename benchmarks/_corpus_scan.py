@@ -72,6 +72,7 @@ class Site:
     contrib: bool = False
     reference: bool = False  # a removed API passed as a value, not called
     unit: int = 0
+    scope: Tuple[int, int, int, int] = (0, 0, 0, 0)  # (cell, first line, cell, last line) of the enclosing def
     tags: Tuple[str, ...] = ()
     snippet: str = ""
     counted: bool = True  # False: not a TF1 training site (see ``why_not``)
@@ -501,7 +502,11 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(stmt, (ast.With, ast.For, ast.While, ast.If, ast.FunctionDef, ast.ClassDef)):
             last = first  # a site in a compound statement's header: the header's first line only
         snippet = self.lines[node.lineno - 1].strip() if 0 < node.lineno <= len(self.lines) else ""
-        site = Site(kind=kind, line=node.lineno, col=node.col_offset + 1, first=first, last=last,
+        if isinstance(scope, ast.Module):
+            span = (0, 1, 0, len(self.lines))
+        else:
+            span = (0, scope.lineno, 0, getattr(scope, "end_lineno", scope.lineno) or scope.lineno)
+        site = Site(kind=kind, line=node.lineno, col=node.col_offset + 1, first=first, last=last, scope=span,
                     tags=self._tags(call, stmt, scope), snippet=snippet[:160], **kw)
         self.sites.append(site)
         self.nodes.append(node)
@@ -624,6 +629,31 @@ class _Scanner(ast.NodeVisitor):
                     union(i, j)
         self._number_units(find)
 
+    def _fed(self, call: ast.AST) -> bool:
+        """The gradient argument of an apply_gradients call comes from ``tf.placeholder`` calls."""
+        if not isinstance(call, ast.Call) or not call.args and not call.keywords:
+            return False
+        args = list(call.args[:1]) + [k.value for k in call.keywords if k.arg == "grads_and_vars"]
+        if not hasattr(self, "_binders"):
+            self._binders: Dict[str, List[ast.stmt]] = defaultdict(list)
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.stmt):
+                    for name in _binds(node):
+                        self._binders[name].append(node)
+        names = set().union(*(_reads(a) for a in args))
+        seen: Set[str] = set()
+        for _ in range(3):
+            nxt: Set[str] = set()
+            for name in names - seen:
+                seen.add(name)
+                for stmt in self._binders.get(name, []):
+                    for sub in ast.walk(stmt):
+                        if isinstance(sub, ast.Call) and self.aliases.resolve(sub.func) == "tensorflow.placeholder":
+                            return True
+                    nxt |= _stmt_reads(stmt) if not isinstance(stmt, (ast.For, ast.AsyncFor)) else _reads(stmt.iter)
+            names = nxt
+        return False
+
     def _number_units(self, find) -> None:
         roots: Dict[int, int] = {}
         for i, site in enumerate(self.sites):
@@ -634,6 +664,13 @@ class _Scanner(ast.NodeVisitor):
             if site.kind == "tf.gradients" and site.unit not in applying:
                 site.counted = False
                 site.why_not = "not-training"
+        # apply_gradients of gradients fed through placeholders (gradient buffers filled by sess.run) with no
+        # gradient computation in the unit: nothing for a tape to record, TF1 and TF 2 spell it the same
+        producers = {s.unit for s in self.sites if s.kind in _PRODUCERS}
+        for i, site in enumerate(self.sites):
+            if site.kind == "apply_gradients" and site.unit not in producers and self._fed(self.nodes[i]):
+                site.counted = False
+                site.why_not = "fed-gradients"
         # apply_gradients fed only by a tf.GradientTape is TF 2 code already
         tape_units = {s.unit for s in self.sites if s.kind == "tape.gradient"}
         tf1_units = {s.unit for s in self.sites if s.kind in ("compute_gradients", "tf.gradients")}
@@ -732,8 +769,12 @@ def scan_notebook(data: bytes) -> ScanResult:
                 site.cell, site.line = cell, line
                 site.first = first if first_cell == cell else 1
                 site.last = last if last_cell == cell else 10**6
+                c0, l0 = where[max(site.scope[1], 1) - 1]
+                c1, l1 = where[min(max(site.scope[3], 1), len(where)) - 1]
+                site.scope = (c0, l0, c1, l1)
             else:
                 site.cell = number
+                site.scope = (number, site.scope[1], number, site.scope[3])
             site.unit += unit_base
         unit_base = max([s.unit for s in sites] + [unit_base])
         result.sites.extend(sites)

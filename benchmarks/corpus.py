@@ -69,7 +69,7 @@ CLI_SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", "venv", ".venv", "site-packages", "build", "dist", "__pycache__", ".tox",
     ".nox", ".ipynb_checkpoints", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
 })
-STATUS_ORDER = {"missed": 0, "reported": 1, "rewritten": 2}
+STATUS_ORDER = {"missed": 0, "elsewhere": 1, "reported": 2, "rewritten": 3}
 _ERROR_LINE = re.compile(r"^tfclip-migrate: error: (?P<path>.+?): (?P<reason>.*)$")
 _RUN_ERROR = re.compile(r"^tfclip-migrate: internal error: .*$", re.M)
 _REWRITING = re.compile(r"^Rewriting (?P<path>.+)$", re.M)
@@ -386,17 +386,41 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
             continue
         rows = check_rows.get(rel, [])
         status_of_unit: Dict[int, str] = {}
+        used: Set[int] = set()
         for unit, spans in unit_spans(counted).items():
             covering = [r for r in rows if any(r.get("cell") == cell and first <= r["line"] <= last
                                                for cell, first, last in spans)]
+            used |= {id(r) for r in covering}
             if any(r["fix"] in allowed and applied.get(rel, {}).get(r["code"]) for r in covering):
                 status_of_unit[unit] = "rewritten"
             elif covering:
                 status_of_unit[unit] = "reported"
             else:
                 status_of_unit[unit] = "missed"
+        # A decline the tool places on another statement (the one that blocks the rewrite, e.g. an earlier
+        # minimize) still tells the user something: give each such finding to the nearest missed unit after
+        # it in the same function, as "reported elsewhere".
+        elsewhere: Set[int] = set()
+        for row in rows:
+            if id(row) in used or not (row["code"].startswith("TFC1") or row["code"] == "TFC202"):
+                continue
+            key = (row.get("cell") or 0, row["line"])
+            best: Optional[Tuple[Tuple[int, int], int]] = None
+            for site in counted:
+                if status_of_unit[site.unit] != "missed" or site.unit in elsewhere:
+                    continue
+                scope = site.scope
+                site_key = (site.cell or 0, site.line)
+                if (scope[0], scope[1]) <= key <= (scope[2], scope[3]) and key <= site_key:
+                    if best is None or site_key < best[0]:
+                        best = (site_key, site.unit)
+            if best is not None:
+                elsewhere.add(best[1])
         for site in counted:
-            sites.append((rel, site, status_of_unit[site.unit]))
+            status = status_of_unit[site.unit]
+            if site.unit in elsewhere:
+                status = "elsewhere"
+            sites.append((rel, site, status))
         if not rows:
             files[rel] = "missed"
         elif rel in fix.rewritten:
@@ -486,6 +510,7 @@ def summarise(data: Dict[str, Any]) -> Dict[str, Any]:
         "tf_gradients_not_training": sum(1 for r in before.values() for s in r.sites if s.why_not == "not-training"),
         "tf2_form": sum(1 for r in before.values() for s in r.sites
                         if s.why_not == "tf2-form" and s.kind != "tape.gradient"),
+        "fed_gradients": sum(1 for r in before.values() for s in r.sites if s.why_not == "fed-gradients"),
         "python2_files_with_tokens": sum(1 for rel in summary["inventory"]["python2"] if before[rel].token_hint),
     }
     for mode, phases in data["phases"].items():

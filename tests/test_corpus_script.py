@@ -154,6 +154,29 @@ FAKE_CORPUS = {
         print "step", 1
         train_op = opt.minimize(loss)
         """,
+    "r/elsewhere.py": """\
+        import tensorflow as tf
+
+
+        def build(loss):
+            y = 1  # fake: TFC202 none
+            return opt.minimize(loss)
+        """,
+    "r/tf2.py": """\
+        import tensorflow as tf
+
+        optimizer = tf.keras.optimizers.SGD(0.1)
+        with tf.GradientTape() as tape:
+            loss = model(x)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        """,
+    "r/fed.py": """\
+        import tensorflow as tf
+
+        holders = [tf.placeholder(tf.float32, name=str(i)) for i in range(2)]
+        update = tf.train.AdamOptimizer(0.1).apply_gradients(zip(holders, tvars))
+        """,
     "r/lookalike.py": """\
         import scipy.optimize
         import tensorflow as tf
@@ -199,7 +222,8 @@ def _run(tmp_path: Path, corpus: Path, *extra: str) -> Dict[str, Any]:
 
 def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
     """Every figure (file and unit statuses, crashes, broken and non-idempotent outputs, contrib left,
-    Python 2, declines, own-output findings, unapplied fixes) matches what the scripted tool did."""
+    Python 2, declines, own-output findings, unapplied fixes, sites not counted) matches what the
+    scripted tool did."""
     corpus = tmp_path / "corpus"
     _write_corpus(corpus, {**FAKE_CORPUS, "nb/train.ipynb": _notebook()})
     tool = tmp_path / "fake-tfclip-migrate"
@@ -207,21 +231,24 @@ def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
     tool.chmod(0o755)
     data = _run(tmp_path, corpus, "--tool", str(tool))
 
-    assert data["sites"]["files"] == 9
-    assert data["sites"]["sites"] == 12 and data["sites"]["units"] == 11
+    assert data["sites"]["files"] == 10
+    assert data["sites"]["sites"] == 13 and data["sites"]["units"] == 12
     assert data["sites"]["tf_gradients_not_training"] == 1  # the gradient penalty in lookalike.py
+    assert data["sites"]["tf2_form"] == 1  # tape-fed apply_gradients in tf2.py
+    assert data["sites"]["fed_gradients"] == 1  # placeholders in fed.py
     assert data["inventory"]["python2"] == ["r/py2.py"]
     assert data["tfc900"]["python2_reported"] == ["r/py2.py"]
 
     safe, unsafe = data["modes"]["safe"], data["modes"]["unsafe"]
-    assert safe["files"] == {"rewritten": 4, "reported": 3, "missed": 2}
-    assert safe["units"] == {"rewritten": 4, "reported": 3, "missed": 4}
-    assert unsafe["files"] == {"rewritten": 5, "reported": 2, "missed": 2}
-    assert unsafe["units"] == {"rewritten": 5, "reported": 2, "missed": 4}
+    assert safe["files"] == {"rewritten": 4, "reported": 4, "missed": 2}
+    assert safe["units"] == {"rewritten": 4, "reported": 3, "elsewhere": 1, "missed": 4}
+    assert unsafe["files"] == {"rewritten": 5, "reported": 3, "missed": 2}
+    assert unsafe["units"] == {"rewritten": 5, "reported": 2, "elsewhere": 1, "missed": 4}
     status = {(s["path"], s["line"], s["cell"]): s["status"] for s in safe["sites"]}
     assert status[("nb/train.ipynb", 2, 3)] == "reported"  # cell 3, line 2, imports in cell 1
     assert status[("nb/train.ipynb", 2, 4)] == "missed"  # after a %time magic line
     assert status[("r/rewritten.py", 5, None)] == "rewritten"  # apply_gradients linked to compute_gradients
+    assert status[("r/elsewhere.py", 6, None)] == "elsewhere"  # its only finding sits on line 5
 
     assert [(c["path"], c["phases"]) for c in safe["crashes"]] == [("r/crash.py", ["check", "fix", "fix again"])]
     assert list(safe["broken"]) == ["r/broken.py"]
@@ -231,9 +258,9 @@ def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
     # the flagged fixed line, and TFC900 on the output the fix broke
     assert [(g["code"], g["files"]) for g in safe["new_findings_after_fix"]] == [("TFC202", 1), ("TFC900", 1)]
     assert safe["safe_not_applied"] == [{"path": "r/reported.py", "code": "TFC004", "count": 1}]
-    # three messages naming different files are one reason once names are normalised out
+    # four messages naming different files are one reason once names are normalised out
     declines = [(g["code"], g["reason"], g["files"]) for g in data["declines"]]
-    assert declines == [("TFC202", "cannot prove `…` is a `…` optimizer (manual edit required)", 3)]
+    assert declines == [("TFC202", "cannot prove `…` is a `…` optimizer (manual edit required)", 4)]
     assert [(g["code"], g["files"]) for g in data["findings_without_sites"]] == [("TFC202", 1)]
 
 

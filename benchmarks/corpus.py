@@ -374,6 +374,11 @@ def unit_spans(sites: Sequence[Site]) -> Dict[int, List[Tuple[Optional[int], int
     return spans
 
 
+def _is_verdict(row: Dict[str, Any]) -> bool:
+    """A gradient-site verdict: a TF 2 rewrite (TFC101-TFC103) or a decline (TFC202)."""
+    return row["code"] in ("TFC101", "TFC102", "TFC103", "TFC202")
+
+
 def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: Tuple[str, ...]) -> Dict[str, Any]:
     """Per file and per site: rewritten / reported / missed, for one fix mode."""
     check_rows = _by_path([r for r in check.findings if r["code"] != "TFC900"])
@@ -390,6 +395,11 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
         for unit, spans in unit_spans(counted).items():
             covering = [r for r in rows if any(r.get("cell") == cell and first <= r["line"] <= last
                                                for cell, first, last in spans)]
+            # The tool gives each gradient site one verdict (a plan or a decline): a second verdict on the
+            # same statements belongs to another site whose decline was placed here (see below).
+            verdicts = sorted((r for r in covering if _is_verdict(r)),
+                              key=lambda r: (not r.get("applied"), r["fix"] == "none", r["line"]))
+            covering = [r for r in covering if not _is_verdict(r)] + verdicts[:1]
             used |= {id(r) for r in covering}
             if any(r["fix"] in allowed and applied.get(rel, {}).get(r["code"]) for r in covering):
                 status_of_unit[unit] = "rewritten"
@@ -402,7 +412,7 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
         # it in the same function, as "reported elsewhere".
         elsewhere: Set[int] = set()
         for row in rows:
-            if id(row) in used or not (row["code"].startswith("TFC1") or row["code"] == "TFC202"):
+            if id(row) in used or not _is_verdict(row):
                 continue
             key = (row.get("cell") or 0, row["line"])
             best: Optional[Tuple[Tuple[int, int], int]] = None

@@ -578,13 +578,7 @@ def normalise_message(message: str) -> str:
     text = re.sub(r"\b\d+(\.\d+)?\b", "N", text)
     text = re.sub(r"\s+", " ", text).strip()
     # "the loss reads the parameter `a`: ...; the loss reads the parameter `b`: ..." is one reason
-    clauses: List[str] = []
-    for clause in text.split("; "):
-        if not clauses or clauses[-1].rstrip(")") != clause.rstrip(")"):
-            clauses.append(clause)
-        elif clause.endswith(")") and not clauses[-1].endswith(")"):
-            clauses[-1] = clause
-    return "; ".join(clauses)
+    return re.sub(r"\b([^;()]+?)(?:; \1)+", r"\1", text)
 
 
 def _reasons(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:

@@ -308,3 +308,18 @@ def test_missing_corpus_is_a_clear_error(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 2
     assert "nope" in proc.stderr and "--build MIRRORS" in proc.stderr
+
+
+def test_normalised_messages_group_one_reason() -> None:
+    """Names, numbers and repeated clauses are taken out of a message, so one reason groups together."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from corpus import normalise_message
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    clause = "the loss reads the parameter `{}`: if the caller computed it, paths are outside the tape"
+    one = f"`minimize` -> `tf.GradientTape` (unsafe: {clause.format('a')})"
+    three = f"`minimize` -> `tf.GradientTape` (unsafe: {'; '.join(clause.format(n) for n in 'abc')})"
+    assert normalise_message(one) == normalise_message(three)
+    assert normalise_message("measured up to 7e-5 after 20 steps") == "measured up to 7e-N after N steps"
+    assert normalise_message("a; b") == "a; b"

@@ -101,6 +101,8 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
 
     row("crashes (internal errors, tracebacks, timeouts)", [str(len(modes[m]["crashes"])) for m in names], "0")
     row("outputs that no longer parse", [str(len(modes[m]["broken"])) for m in names], "0")
+    row("**outputs that read a name the rewrite removed** (`NameError` when run)",
+        [str(len(modes[m]["dangling"])) for m in names], "0")
     row("non-idempotent files (second `fix` changes them)", [str(len(modes[m]["non_idempotent"])) for m in names], "0")
     for status in ("rewritten", "reported", "missed"):
         label = {"rewritten": "files with training sites: rewritten (a fix applied)",
@@ -187,6 +189,11 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
         _list(w, [f"`{c['path']}` ({', '.join(c['phases'])}): {c['reason']}" for c in modes[m]["crashes"]], "none")
         w(f"## Outputs that no longer parse{label}\n")
         _list(w, [f"`{p}`: {why}" for p, why in sorted(modes[m]["broken"].items())], "none")
+        w(f"## Outputs that read a name the rewrite removed{label}\n")
+        w("A name bound somewhere in the file before `fix`, read after it, and bound nowhere after it: "
+          "the rewritten program raises `NameError` when it reaches that read.\n")
+        _list(w, [f"`{p}`: {', '.join(f'`{n}`' for n in names_)}" for p, names_ in sorted(modes[m]["dangling"].items())],
+              "none")
         w(f"## Non-idempotent files{label}\n")
         _list(w, [f"`{p}`" for p in modes[m]["non_idempotent"]], "none")
 

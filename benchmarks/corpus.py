@@ -348,6 +348,59 @@ def broken_outputs(before_root: Path, after_root: Path, files: Sequence[str], ch
     return broken
 
 
+def _names(text: str) -> Optional[Tuple[Set[str], Set[str]]]:
+    """(every name the module binds anywhere, every name it reads), or None if it does not parse."""
+    import ast
+
+    from _corpus_scan import parse_python
+
+    tree, _ = parse_python(text)
+    if tree is None:
+        return None
+    bound: Set[str] = set()
+    read: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return bound, read
+
+
+def _program_text(rel: str, data: bytes) -> Optional[str]:
+    """A file's code as one module: a notebook's code cells joined (IPython lines masked)."""
+    from _corpus_scan import decode, mask_ipython, notebook_cells
+
+    if rel.endswith(".ipynb"):
+        cells = [mask_ipython(src) for _, src in notebook_cells(data)]
+        return "\n".join(c for c in cells if c is not None)
+    return decode(data)
+
+
+def dangling_names(before_root: Path, after_root: Path, changed: Set[str]) -> Dict[str, List[str]]:
+    """Rewritten files that read a name the rewrite no longer binds (a ``NameError`` when that line runs)."""
+    out = {}
+    for rel in sorted(changed):
+        old = _program_text(rel, (before_root / rel).read_bytes())
+        new = _program_text(rel, (after_root / rel).read_bytes())
+        old_names = _names(old) if old is not None else None
+        new_names = _names(new) if new is not None else None
+        if old_names is None or new_names is None:
+            continue
+        lost = (new_names[1] - new_names[0]) & old_names[0]
+        if lost:
+            out[rel] = sorted(lost)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # classification
 
@@ -481,6 +534,7 @@ def measure(corpus: Path, work: Path, jobs: int, unsafe: bool, timeout: float,
         data[mode] = {
             "changed": sorted(changed),
             "broken": broken_outputs(corpus, copy, files, changed),
+            "dangling": dangling_names(corpus, copy, changed),
             "non_idempotent": sorted(again | phases["fix2"].rewritten),
             "after": after,
         }
@@ -543,7 +597,8 @@ def summarise(data: Dict[str, Any]) -> Dict[str, Any]:
             "sites": Counter(status for _, _, status in cls["sites"]),
             "units": _unit_counts(cls["sites"]),
             "site_rows": cls["sites"],
-            "crashes": sorted(crashes.values(), key=lambda c: c["path"]), "broken": data[mode]["broken"], "non_idempotent": data[mode]["non_idempotent"],
+            "crashes": sorted(crashes.values(), key=lambda c: c["path"]), "broken": data[mode]["broken"],
+            "dangling": data[mode]["dangling"], "non_idempotent": data[mode]["non_idempotent"],
             "changed": data[mode]["changed"],
             "contrib_left": left, "average_norm_left": left_avg,
             "contrib_before": sum(1 for r in before.values() for s in r.sites if s.contrib),

@@ -28,8 +28,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the script uses
 # A stand-in for tfclip-migrate. A line ending in "# fake: CODE SAFETY [flags]" gets a finding there;
 # `fix` applies it (safe, or unsafe with --unsafe-fixes) by removing the directive and turning
 # `tf.contrib.training.` into `tfclip_compat.`. Flags: skip (never applied), break (the fix writes
-# invalid syntax), flip (every fix appends a line: not idempotent), own (the fixed line is flagged
-# again: a finding on the tool's own output). "# fake-crash" makes the file an internal error.
+# invalid syntax), unbind (the fix drops the name the line bound), flip (every fix appends a line:
+# not idempotent), own (the fixed line is flagged again: a finding on the tool's own output).
+# "# fake-crash" makes the file an internal error.
 FAKE_TOOL = r'''
 import ast, json, os, re, sys
 
@@ -60,6 +61,8 @@ def handle(lines, path, cell=None):
                 line = line[: match.start()].rstrip().replace("tf.contrib.training.", "tfclip_compat.")
                 if "break" in flags:
                     line = "def broken(:"
+                if "unbind" in flags:
+                    line = "gradients = tape.gradient(loss)"
                 if "own" in flags:
                     line += "  # fake-own"
         if command == "fix" and "# fake-flip" in line:
@@ -114,7 +117,7 @@ FAKE_CORPUS = {
     "r/rewritten.py": """\
         import tensorflow as tf
         opt = tf.train.AdamOptimizer(0.1)
-        gvs = opt.compute_gradients(loss)  # fake: TFC101 safe own
+        gvs = opt.compute_gradients(loss)  # fake: TFC101 safe own unbind
         capped = [(tf.clip_by_value(g, -1.0, 1.0), v) for g, v in gvs]
         train_op = opt.apply_gradients(capped)
         """,
@@ -221,7 +224,7 @@ def _run(tmp_path: Path, corpus: Path, *extra: str) -> Dict[str, Any]:
 
 
 def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
-    """Every figure (file and unit statuses, crashes, broken and non-idempotent outputs, contrib left,
+    """Every figure (file and unit statuses, crashes, broken, dangling and non-idempotent outputs, contrib left,
     Python 2, declines, own-output findings, unapplied fixes, sites not counted) matches what the
     scripted tool did."""
     corpus = tmp_path / "corpus"
@@ -252,6 +255,7 @@ def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
 
     assert [(c["path"], c["phases"]) for c in safe["crashes"]] == [("r/crash.py", ["check", "fix", "fix again"])]
     assert list(safe["broken"]) == ["r/broken.py"]
+    assert safe["dangling"] == {"r/rewritten.py": ["gvs"]}  # the comprehension still reads it
     assert safe["non_idempotent"] == ["r/flip.py"]
     assert [(s["path"], s["kind"]) for s in safe["contrib_left"]] == [("r/contrib.py", "optimize_loss")]
     assert safe["contrib_before"] == 2
@@ -293,6 +297,7 @@ def test_real_tool_on_a_small_corpus(tmp_path: Path) -> None:
     data = _run(tmp_path, corpus, "--no-unsafe")
     safe = data["modes"]["safe"]
     assert safe["crashes"] == [] and safe["broken"] == {} and safe["non_idempotent"] == []
+    assert safe["dangling"] == {}
     status = {(s["path"], s["kind"]): s["status"] for s in safe["sites"]}
     assert status[("r/rewritable.py", "compute_gradients")] == "rewritten"
     assert status[("r/rewritable.py", "apply_gradients")] == "rewritten"

@@ -349,7 +349,7 @@ def broken_outputs(before_root: Path, after_root: Path, files: Sequence[str], ch
 
 
 def _names(text: str) -> Optional[Tuple[Set[str], Set[str]]]:
-    """(every name the module binds anywhere, every name it reads), or None if it does not parse."""
+    """(every name and ``obj.attr`` the module binds anywhere, every one it reads), or None if it does not parse."""
     import ast
 
     from _corpus_scan import parse_python
@@ -362,6 +362,9 @@ def _names(text: str) -> Optional[Tuple[Set[str], Set[str]]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            # `self.gvs = ...` in one method, `sess.run(self.gvs)` in another
+            (read if isinstance(node.ctx, ast.Load) else bound).add(f"{node.value.id}.{node.attr}")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(node.name)
         elif isinstance(node, ast.arg):

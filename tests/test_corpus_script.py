@@ -328,3 +328,29 @@ def test_normalised_messages_group_one_reason() -> None:
     assert normalise_message(one) == normalise_message(three)
     assert normalise_message("measured up to 7e-5 after 20 steps") == "measured up to 7e-N after N steps"
     assert normalise_message("a; b") == "a; b"
+
+
+def test_dangling_names_sees_names_and_attributes(tmp_path: Path) -> None:
+    """A rewrite that drops a name or a ``self.`` attribute still read elsewhere is flagged; renames that keep
+    every read bound, and builtins, are not."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from corpus import dangling_names
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    before, after = tmp_path / "before", tmp_path / "after"
+    files = {
+        "a.py": ("gvs = opt.compute_gradients(loss)\nop = opt.apply_gradients(gvs)\nprint(gvs)\n",
+                 "grads = tape.gradient(loss, v)\nop = opt.apply_gradients(zip(grads, v))\nprint(gvs)\n"),
+        "b.py": ("class M:\n    def build(self):\n        self.gvs = opt.compute_gradients(self.loss)\n"
+                 "    def run(self, sess):\n        return sess.run(self.gvs)\n",
+                 "class M:\n    def build(self):\n        self.grads = tape.gradient(self.loss, v)\n"
+                 "    def run(self, sess):\n        return sess.run(self.gvs)\n"),
+        "c.py": ("gvs = opt.compute_gradients(loss)\nop = opt.apply_gradients(gvs)\n",
+                 "grads = tape.gradient(loss, v)\nop = opt.apply_gradients(zip(grads, v))\nprint(len(grads))\n"),
+    }
+    for name, (old, new) in files.items():
+        for root, text in ((before, old), (after, new)):
+            root.mkdir(exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+    assert dangling_names(before, after, set(files)) == {"a.py": ["gvs"], "b.py": ["self.gvs"]}

@@ -136,7 +136,7 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
       f"statement that blocks the rewrite), **missed** otherwise. "
       f"File status: rewritten when `fix` rewrote the file, missed when `check` said nothing at all about it. "
       f"{site_files} files hold {summary['sites']['sites']} sites in {summary['sites']['units']} units "
-      f"({', '.join(f'{k} {v}' for k, v in summary['sites']['by_kind'].most_common())}); "
+      f"({', '.join(f'{k} {v}' for k, v in summary['sites']['by_kind'].most_common())}). "
       f"Not counted: {summary['sites']['tf_gradients_not_training']} `tf.gradients` calls that never reach "
       f"`apply_gradients` (penalties, saliency), and {summary['sites']['tf2_form']} sites already in TF 2 form "
       f"(`apply_gradients` fed by a `tf.GradientTape`, `minimize` on a Keras optimizer), and "

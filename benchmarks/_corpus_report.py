@@ -84,6 +84,8 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
     w(f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     w(f"- Machine: {_machine()}")
     w(f"- Versions: {_versions()}")
+    if data.get("tool_label"):
+        w(f"- Tool measured: `{data['tool_label']}`")
     repos = len({rel.split("/", 1)[0] for rel in data["files"]})
     w(f"- Corpus: `{data['corpus']}`: {repos} top-level directories (repositories), {inv['files']:,} files "
       f"({inv['python']:,} `.py`, {inv['notebooks']:,} `.ipynb`, {size:.1f} MB); `--jobs {data['jobs']}`")

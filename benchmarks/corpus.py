@@ -693,6 +693,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--keep-work", action="store_true", help="keep the fixed copies (for reading diffs)")
     parser.add_argument("--examples", type=int, default=4, help="examples shown per group (default 4)")
     parser.add_argument("--tool", default=str(TOOL), help="the tfclip-migrate executable (default: this venv's)")
+    parser.add_argument("--tool-label", default=None,
+                        help="what --tool is, for the report header (default: this checkout's commit)")
     parser.add_argument("--manifest", type=Path, default=MANIFEST, help="the manifest (default: the committed one)")
     parser.add_argument("--build", type=Path, metavar="MIRRORS", help="(re)build --corpus from git mirrors, then exit")
     parser.add_argument("--record", type=Path, metavar="MIRRORS",
@@ -718,6 +720,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         try:
             data = measure(args.corpus.resolve(), work, args.jobs, args.unsafe, args.timeout, [args.tool])
+            data["tool_label"] = args.tool_label
             summary = summarise(data)
             manifest = load_manifest(args.manifest) if args.manifest.exists() else []
             text = _corpus_report.render(data, summary, manifest, args.examples)

@@ -260,21 +260,46 @@ def run_phase(name: str, args: Sequence[str], cwd: Path, timeout: float, tool: S
 
 
 def _parse_output(phase: Phase, stdout: str, stderr: str) -> None:
+    """Read one run's output: ``--format json`` is either a bare array of findings (the first CLI) or
+    the schema-1 document ``{"findings", "files", "errors", "summary", ...}`` (docs/cli.md); the
+    stderr lines ``Rewriting PATH`` / ``tfclip-migrate: error: PATH: REASON`` and the summary are
+    read too, so either CLI is measured the same way."""
     try:
-        rows = json.loads(stdout) if stdout.strip() else []
-        phase.findings = rows if isinstance(rows, list) else []
+        doc = json.loads(stdout) if stdout.strip() else []
     except ValueError:
-        phase.run_errors.append("stdout is not the JSON array of findings")
+        doc = None
+        phase.run_errors.append("stdout is not a JSON document")
+    if isinstance(doc, list):
+        phase.findings = doc
+    elif isinstance(doc, dict):
+        phase.findings = list(doc.get("findings") or [])
+        for entry in doc.get("files") or []:
+            if entry.get("status") == "rewritten":
+                phase.rewritten.add(entry["path"])
+            elif entry.get("status") == "failed":
+                phase.file_errors[entry["path"]] = entry.get("reason") or "failed"
+        for error in doc.get("errors") or []:
+            if error.get("path"):
+                phase.file_errors.setdefault(error["path"], error.get("message", ""))
+            else:
+                phase.run_errors.append(f"error: {error.get('message', '')}")
+        if doc.get("interrupted"):
+            phase.run_errors.append(f"interrupted by {doc['interrupted']}")
+        summary = doc.get("summary") or {}
+        if "scanned" in summary:
+            phase.scanned, phase.parsed = summary.get("scanned"), summary.get("parsed")
+    elif doc is not None:
+        phase.run_errors.append("the JSON document is neither a list nor an object")
     for line in stderr.splitlines():
         match = _ERROR_LINE.match(line)
         if match:
-            phase.file_errors[match.group("path")] = match.group("reason")
+            phase.file_errors.setdefault(match.group("path"), match.group("reason"))
     phase.run_errors.extend(m.group(0) for m in _RUN_ERROR.finditer(stderr))
     if "Traceback (most recent call last)" in stderr:
         phase.run_errors.append("a Python traceback on stderr: " + stderr.strip().splitlines()[-1][:300])
-    phase.rewritten = {m.group("path") for m in _REWRITING.finditer(stderr)}
+    phase.rewritten |= {m.group("path") for m in _REWRITING.finditer(stderr)}
     match = _SCANNED.search(stderr)
-    if match:
+    if match and phase.scanned is None:
         phase.scanned, phase.parsed = int(match.group(1)), int(match.group(2))
 
 
@@ -712,14 +737,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"corpus: {sum(counts.values())} files from {len(counts)} repositories in {args.corpus}",
                   file=sys.stderr)
             return 0
-        if not Path(args.tool).exists() and shutil.which(args.tool) is None:
+        # the tool runs inside the copies: a relative path must not depend on the current directory
+        tool = str(Path(args.tool).resolve()) if Path(args.tool).exists() else shutil.which(args.tool)
+        if tool is None:
             raise CorpusError(f"--tool {args.tool}: not found; install the project (pip install -e .) or pass --tool")
         if args.jobs < 1:
             raise CorpusError("--jobs must be at least 1")
         work = args.work or Path(tempfile.mkdtemp(prefix="tfclip-corpus-"))
         work.mkdir(parents=True, exist_ok=True)
         try:
-            data = measure(args.corpus.resolve(), work, args.jobs, args.unsafe, args.timeout, [args.tool])
+            data = measure(args.corpus.resolve(), work, args.jobs, args.unsafe, args.timeout, [tool])
             data["tool_label"] = args.tool_label
             summary = summarise(data)
             manifest = load_manifest(args.manifest) if args.manifest.exists() else []

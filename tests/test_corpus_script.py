@@ -38,6 +38,8 @@ args = sys.argv[1:]
 command, unsafe, root = args[0], "--unsafe-fixes" in args, args[-1]
 DIRECTIVE = re.compile(r"#\s*fake:\s*(TFC\d+)\s+(safe|unsafe|none)((?:\s+\w+)*)")
 rows, err, rc, parsed = [], [], 1, 0
+file_rows, errors = [], []  # the schema-1 document (FAKE_SCHEMA=1): per-file status and errors
+schema1 = os.environ.get("FAKE_SCHEMA") == "1"
 
 
 def handle(lines, path, cell=None):
@@ -82,7 +84,12 @@ for folder, dirs, files in os.walk(root):
         text = open(full, encoding="utf-8").read()
         parsed += 1
         if "# fake-crash" in text:
-            err.append(f"tfclip-migrate: error: {path}: internal error, file left untouched: RuntimeError: boom")
+            reason = "internal error, file left untouched: RuntimeError: boom"
+            if schema1:
+                file_rows.append(dict(path=path, status="failed", reason=reason))
+                errors.append(dict(path=path, message=reason))
+            else:
+                err.append(f"tfclip-migrate: error: {path}: {reason}")
             rc = 2
             continue
         if name.endswith(".ipynb"):
@@ -101,14 +108,25 @@ for folder, dirs, files in os.walk(root):
             except SyntaxError:
                 rows.append(dict(path=path, line=1, col=1, code="TFC900", fix="none", applied=False, cell=None,
                                  message="cannot parse: Python 2 (file left untouched)"))
+                file_rows.append(dict(path=path, status="skipped", reason="cannot parse"))
                 continue
             new, changed = handle(text.split("\n"), path)
             new_text = "\n".join(new)
         if changed and new_text != text:
             open(full, "w", encoding="utf-8").write(new_text)
-            err.append(f"Rewriting {path}")
-print(json.dumps(rows, indent=2))
-err.append(f"tfclip-migrate {command}: {parsed} files scanned: ... ({parsed} parsed, 0 ruled out by the text pre-filter)")
+            if schema1:
+                file_rows.append(dict(path=path, status="rewritten", reason=""))
+            else:
+                err.append(f"Rewriting {path}")
+        elif schema1:
+            file_rows.append(dict(path=path, status="unchanged", reason=""))
+if schema1:
+    print(json.dumps(dict(tool="tfclip-migrate", schema=1, command=command, exit_code=rc, interrupted=None,
+                          findings=rows, files=file_rows, errors=errors, warnings=[],
+                          summary=dict(scanned=parsed, parsed=parsed))))
+else:
+    print(json.dumps(rows, indent=2))
+    err.append(f"tfclip-migrate {command}: {parsed} files scanned: ... ({parsed} parsed, 0 ruled out by the text pre-filter)")
 sys.stderr.write("\n".join(err) + "\n")
 sys.exit(rc)
 '''
@@ -210,9 +228,9 @@ def _write_corpus(root: Path, files: Dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text) if rel.endswith(".py") else text, encoding="utf-8")
 
 
-def _run(tmp_path: Path, corpus: Path, *extra: str) -> Dict[str, Any]:
+def _run(tmp_path: Path, corpus: Path, *extra: str, schema: str = "0") -> Dict[str, Any]:
     out = tmp_path / "out" / "corpus.md"
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "FAKE_SCHEMA": schema}
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--corpus", str(corpus), "--out", str(out), "--jobs", "1",
          "--work", str(tmp_path / "work"), *extra],
@@ -223,16 +241,18 @@ def _run(tmp_path: Path, corpus: Path, *extra: str) -> Dict[str, Any]:
     return json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
 
 
-def test_counts_against_a_scripted_tool(tmp_path: Path) -> None:
+@pytest.mark.parametrize("schema", ["0", "1"], ids=["findings-array", "schema-1-document"])
+def test_counts_against_a_scripted_tool(tmp_path: Path, schema: str) -> None:
     """Every figure (file and unit statuses, crashes, broken, dangling and non-idempotent outputs, contrib left,
     Python 2, declines, own-output findings, unapplied fixes, sites not counted) matches what the
-    scripted tool did."""
+    scripted tool did, whichever JSON output the tool prints (a bare findings array, or the schema-1
+    document with files / errors / summary and nothing on stderr)."""
     corpus = tmp_path / "corpus"
     _write_corpus(corpus, {**FAKE_CORPUS, "nb/train.ipynb": _notebook()})
     tool = tmp_path / "fake-tfclip-migrate"
     tool.write_text(f"#!{sys.executable}\n{FAKE_TOOL}", encoding="utf-8")
     tool.chmod(0o755)
-    data = _run(tmp_path, corpus, "--tool", str(tool))
+    data = _run(tmp_path, corpus, "--tool", str(tool), schema=schema)
 
     assert data["sites"]["files"] == 10
     assert data["sites"]["sites"] == 13 and data["sites"]["units"] == 12

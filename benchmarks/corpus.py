@@ -489,8 +489,9 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
             else:
                 status_of_unit[unit] = "missed"
         # A decline the tool places on another statement (the one that blocks the rewrite, e.g. an earlier
-        # minimize) still tells the user something: give each such finding to the nearest missed unit after
-        # it in the same function, as "reported elsewhere".
+        # minimize, or a later statement that rebinds a name the loss reads) still tells the user something:
+        # give each such finding to the nearest missed unit after it in the same function, else to the
+        # nearest missed unit of the file, as "reported elsewhere".
         elsewhere: Set[int] = set()
         for row in rows:
             if id(row) in used or not _is_verdict(row):
@@ -505,6 +506,12 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
                 if (scope[0], scope[1]) <= key <= (scope[2], scope[3]) and key <= site_key:
                     if best is None or site_key < best[0]:
                         best = (site_key, site.unit)
+            if best is None:
+                # placed after the site or in another function (e.g. on a later statement that rebinds a
+                # name the loss reads): give it to the nearest missed unit of the same cell / file
+                near = [(abs(site.line - row["line"]) if (site.cell or 0) == key[0] else 10**6 + site.line, site.unit)
+                        for site in counted if status_of_unit[site.unit] == "missed" and site.unit not in elsewhere]
+                best = min(near) if near else None
             if best is not None:
                 elsewhere.add(best[1])
         for site in counted:

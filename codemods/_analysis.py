@@ -184,11 +184,16 @@ def names_bound(node: cst.CSTNode) -> Set[str]:
 
 
 class _TapeUnsafe(cst.CSTVisitor):
-    """Finds statements that behave differently (or are illegal) inside a ``with`` block."""
+    """Finds statements that behave differently (or are illegal) inside a ``with`` block.
+
+    ``return``/``break``/``continue``/``global`` inside ``with tf.GradientTape()`` behave as outside
+    (they leave the block; the tape is discarded), so they may move in. A ``yield`` or ``await``
+    would suspend with the tape still recording the caller's ops; ``from __future__`` must stay
+    first in the module.
+    """
 
     def __init__(self) -> None:
         self.reason: Optional[str] = None
-        self._loops = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -199,40 +204,11 @@ class _TapeUnsafe(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
-    def visit_For(self, node: cst.For) -> None:
-        self._loops += 1
-
-    def leave_For(self, node: cst.For) -> None:
-        self._loops -= 1
-
-    def visit_While(self, node: cst.While) -> None:
-        self._loops += 1
-
-    def leave_While(self, node: cst.While) -> None:
-        self._loops -= 1
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.reason = self.reason or "`return`"
-
     def visit_Yield(self, node: cst.Yield) -> None:
         self.reason = self.reason or "`yield`"
 
     def visit_Await(self, node: cst.Await) -> None:
         self.reason = self.reason or "`await`"
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.reason = self.reason or "`global`"
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.reason = self.reason or "`nonlocal`"
-
-    def visit_Break(self, node: cst.Break) -> None:
-        if not self._loops:
-            self.reason = self.reason or "`break`"
-
-    def visit_Continue(self, node: cst.Continue) -> None:
-        if not self._loops:
-            self.reason = self.reason or "`continue`"
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.module, cst.Name) and node.module.value == "__future__":

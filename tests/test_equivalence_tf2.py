@@ -4,11 +4,9 @@ for every rewrite kind and every ``tf.train`` optimizer class."""
 
 from __future__ import annotations
 
-import textwrap
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from codemods.api import Options, migrate_source
 from _equivalence import assert_equivalent, migrate, run_eager, run_graph

@@ -64,6 +64,10 @@ CASES: Dict[str, str] = {
     "gan_two_losses_one_block_of_tapes": EQUIVALENT,
     "optimizer_passed_by_the_caller": EQUIVALENT,
     "gradient_penalty_lookalike": "another gradient computation",
+    "model_fn_early_return": EQUIVALENT,
+    "config_class_fields": EQUIVALENT,
+    "session_value_in_the_loss": EQUIVALENT,
+    "data_container_filled_with_tensors": "`penalties`",
 }
 
 

@@ -2,27 +2,20 @@
 
 :func:`wrap_optimizer` puts any :class:`~tfclip_compat.GradientTransform` in front of a
 ``tf.compat.v1.train.Optimizer`` (:class:`~tfclip_compat._pipeline.TransformedV1Optimizer`)
-or a Keras optimizer (:class:`TransformedKerasOptimizer`); :func:`clip_gradients_by_norm` is
-``tf.contrib.estimator.clip_gradients_by_norm``'s drop-in (its v1 wrapper lives with the other
-contrib drop-ins, ``tfclip_compat._contrib.estimator``). The shared pipeline
-(``_Pipeline``, ``_validate_grads_and_vars``, ``_WrapsOptimizer``) is in
-``tfclip_compat._pipeline`` and re-exported here.
+or a Keras optimizer (:class:`~tfclip_compat._keras_optimizer.TransformedKerasOptimizer`);
+:func:`clip_gradients_by_norm` is ``tf.contrib.estimator.clip_gradients_by_norm``'s drop-in (its
+v1 wrapper lives with the other contrib drop-ins, ``tfclip_compat._contrib.estimator``). The
+shared pipeline is in ``tfclip_compat._pipeline``.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional
 
 from tfclip_compat import _nonfinite
 from tfclip_compat._contrib.estimator import clip_gradients_by_norm_v1
-from tfclip_compat._pipeline import (
-    GradsAndVars,
-    TransformedV1Optimizer,
-    _Pipeline,
-    _validate_grads_and_vars,
-    _WrapsOptimizer,
-)
-from tfclip_compat._tf import V1Optimizer, is_keras_optimizer, tf
+from tfclip_compat._pipeline import GradsAndVars, TransformedV1Optimizer
+from tfclip_compat._tf import V1Optimizer, is_keras_optimizer
 from tfclip_compat._transforms.base import GradientTransform
 from tfclip_compat._transforms.clipping import ClipByGlobalNorm
 
@@ -120,7 +113,6 @@ def clip_gradients_by_norm(
 
 __all__ = [
     "GradsAndVars",
-    "TransformedKerasOptimizer",
     "TransformedV1Optimizer",
     "clip_gradients_by_norm",
     "wrap_optimizer",

@@ -176,6 +176,33 @@ class KindsMixin:
             return self.kind(expr.value, exclude)
         return Kind.TENSOR
 
+    def _is_session(self, receiver: cst.BaseExpression) -> bool:
+        """A ``tf.Session`` (or ``InteractiveSession``, ``MonitoredTrainingSession``...) object."""
+        if isinstance(receiver, cst.Call):
+            return any("Session" in n for n in self.facts.tf_names(receiver.func))
+        if not isinstance(receiver, cst.Name):
+            return False
+        found = self.facts.assignments(receiver)
+        if not found:
+            return False
+        for assignment in found:
+            value = self.facts.assigned_value(assignment)
+            if value is None:
+                value = self._with_item_value(assignment)
+            if not (isinstance(value, cst.Call) and any("Session" in n for n in self.facts.tf_names(value.func))):
+                return False
+        return True
+
+    def _with_item_value(self, assignment) -> Optional[cst.BaseExpression]:
+        """``with tf.Session() as sess``: the value bound to ``sess``."""
+        node = getattr(assignment, "node", None)
+        parent = self.facts.parent(node) if node is not None else None
+        if isinstance(parent, cst.AsName):
+            item = self.facts.parent(parent)
+            if isinstance(item, cst.WithItem):
+                return item.item
+        return None
+
     def _comp_kind(self, comp: cst.CompFor, exclude) -> Kind:
         kinds = [self.kind(comp.iter, exclude)]
         if comp.inner_for_in is not None:
@@ -297,7 +324,10 @@ class KindsMixin:
             return Kind.FREE
         # an attribute of an object of unknown type: what is ever stored in that field
         if isinstance(expr.value, cst.Name) and self._root_is_object(expr.value):
-            return self.field_kind(attr)
+            kind = self.field_kind(attr)
+            if kind is Kind.TENSOR and base is Kind.PARAM and not self._all_field_stores().get(attr):
+                return Kind.PARAM  # a field of an object whose callers are elsewhere (`args.dim`)
+            return kind
         return Kind.TENSOR
 
     def _is_tensor_like(self, expr: cst.BaseExpression, exclude) -> bool:
@@ -370,9 +400,10 @@ class KindsMixin:
             base = self.kind(receiver, exclude)
             if base is Kind.FREE and method not in MUTATING_METHODS:
                 return _pure(*arg_kinds) if arg_kinds else Kind.FREE
-            if base is Kind.VARIABLE and method in ("get_slot", "variables", "get_weights", "read_value") and \
-                    method != "read_value":
+            if base is Kind.VARIABLE and method in ("get_slot", "variables", "get_weights"):
                 return Kind.VARIABLE
+            if method in ("run", "eval") and self._is_session(receiver):
+                return Kind.FREE  # `sess.run(...)` returns numpy values: no gradient path
             return Kind.TENSOR
         return Kind.TENSOR
 
@@ -418,6 +449,16 @@ class KindsMixin:
                 def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
                     if isinstance(node.target, cst.Attribute):
                         stores.setdefault(node.target.attr.value, []).append((node, node.value))
+
+                def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                    # `class Config: batch_size = 20` -- what `config.batch_size` reads
+                    for stmt in node.body.body:
+                        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else None
+                        if isinstance(small, cst.Assign):
+                            for target in small.targets:
+                                if isinstance(target.target, cst.Name):
+                                    value = small.value if len(small.targets) == 1 else None
+                                    stores.setdefault(target.target.value, []).append((small, value))
 
             self.facts.module.visit(Collect())
             del analyzer

@@ -39,8 +39,37 @@ class MutationsMixin:
                     continue
                 if alias == name.value and not self._same_binding(use, name.value, own):
                     continue  # the same spelling in another scope: another object
+                if self._data_call(use, alias):
+                    continue
                 return use
         return None
+
+    def _data_call(self, use: cst.CSTNode, name: str) -> bool:
+        """``rng.randn(8, 3)``, ``np.random.shuffle(order)``: a call into a data library whose
+        arguments carry no gradient -- it may change ``name``'s object, but cannot put a tensor in."""
+        if not isinstance(use, cst.Call):
+            return False
+        what = self.callee(use.func)
+        if what[0] == "method":
+            receiver = what[1]
+            while isinstance(receiver, cst.Attribute):
+                receiver = receiver.value
+            if not (isinstance(receiver, cst.Name) and receiver.value == name and self._data_bound(receiver)):
+                return False
+        elif what[0] != "data":
+            return False
+        return all(self.kind(arg.value) is Kind.FREE for arg in use.args)
+
+    def _data_bound(self, name: cst.Name) -> bool:
+        """Every binding of ``name`` is the result of a data library call (``np.random.RandomState(0)``)."""
+        found = self.facts.assignments(name)
+        if not found:
+            return False
+        for assignment in found:
+            value = self.facts.assigned_value(assignment)
+            if not (isinstance(value, cst.Call) and self.callee(value.func)[0] == "data"):
+                return False
+        return True
 
     def _same_binding(self, use: cst.CSTNode, name: str, own: Set[int]) -> bool:
         probe = next((n for n in _walk_nodes(use) if isinstance(n, cst.Name) and n.value == name), None)

@@ -119,7 +119,8 @@ class Planner(GatesMixin, OverlapsMixin):
                 try:
                     plan = rule.plan(self, site, call)
                 except Reject as reject:
-                    self.declines.append(Decline(rule.KIND, reject.node or call, reject.reason))
+                    # Reported at the training site (the reason names the statement it blames).
+                    self.declines.append(Decline(rule.KIND, call, reject.reason))
                 else:
                     if plan is not None:
                         self.plans.append(plan)
@@ -204,14 +205,18 @@ class Planner(GatesMixin, OverlapsMixin):
         ``with`` statements that only set TF contexts (``control_dependencies``, ``name_scope``,
         ``variable_scope``, ``device``) and its loss (a name) is computed above them. Why exact:
         the gradient and apply ops stay inside those contexts, as ``minimize`` created them."""
-        if not isinstance(loss, cst.Name):
+        root = loss
+        while isinstance(root, cst.Attribute):
+            root = root.value  # `self.loss`: the object must not change inside the `with` either
+        if not isinstance(root, cst.Name) or not (isinstance(loss, cst.Name) or isinstance(loss, cst.Attribute)):
             return None
         block: Block = site.block
         index = site.index
         lifted = None
         while True:
             body = list(block.body)
-            if any(loss.value in self.analyzer.statement_effects(body[j]).binds for j in range(index)):
+            if any(root.value in self.analyzer.statement_effects(body[j]).binds
+                   or root.value in self.analyzer.statement_effects(body[j]).mutates for j in range(index)):
                 return lifted
             stmt = self.facts.parent(block)
             if not (isinstance(stmt, cst.With) and self._context_only(stmt)):

@@ -142,6 +142,9 @@ class _Boundary:
         fresh: Set[str] = set()  # names bound in the region to newly built objects
         for j in range(self.start, self.end):
             stmt = self.body[j]
+            if j > self.start and _cell_boundary(stmt):
+                raise Reject(f"the statements the tape must wrap span notebook cells ({_cell_boundary(stmt)}): one "
+                             f"`with` block cannot cross a cell {MANUAL}", stmt)
             why = tape_unsafe_reason(stmt)
             if why:
                 raise Reject(f"a statement that computes the loss contains {why}, which cannot move inside "
@@ -345,6 +348,18 @@ class _Boundary:
                     continue
             return False
         return True
+
+
+CELL_BOUNDARY = "# tfclip-migrate:cell-boundary"  # the CLI's marker between notebook cells
+
+
+def _cell_boundary(stmt: cst.BaseStatement) -> Optional[str]:
+    """The notebook cell boundary marker above ``stmt`` (``cell N``), if any."""
+    for line in getattr(stmt, "leading_lines", ()):
+        comment = line.comment.value if line.comment is not None else ""
+        if comment.startswith(CELL_BOUNDARY):
+            return "cell " + comment[len(CELL_BOUNDARY):].strip()
+    return None
 
 
 def _fresh_bindings(analyzer: Analyzer, stmt: cst.BaseStatement) -> Set[str]:

@@ -4,15 +4,15 @@ and never writes: the result (new bytes, a diff, findings) goes back to the main
 process, which alone writes files (``codemods._writes``), so a signal or a dying worker
 can never leave a half-done write behind.
 
-The engine (and with it libcst) is imported only for a file that passes the text
-pre-filter, so a run over files without any candidate token never loads libcst.
+The pre-pass (``codemods._prepass``: a text stage, then CPython's ``ast``) decides which
+rules a file needs from the static rule index, without the rules; libcst is imported only
+for a file some rule may fire on, so a run over files without candidates never loads it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
@@ -40,6 +40,7 @@ class Settings:
     diff: bool = False  # compute a unified diff of the rewrite
     report_unparsable: bool = True  # TFC900 selected
     max_size: int = DEFAULT_MAX_SIZE  # bytes of Python a file may have to be parsed; 0 = any
+    rules: Optional[Tuple[type, ...]] = None  # the rule classes to run; None = the package's
 
 
 @dataclass(frozen=True)
@@ -95,17 +96,11 @@ class FileReport:
         ]
 
 
-def _may_contain_targets(text: str, options: "Options") -> bool:
-    """The text pre-filter. Until the rules are loaded (the first file that passes loads them)
-    it is read from the libcst-free table in ``codemods._core``, so a run over files without
-    any candidate token never imports libcst; tests/test_prefilter.py keeps the two equal."""
-    if "codemods._registry" not in sys.modules:
-        from codemods._core import may_contain_targets_static
-
-        return may_contain_targets_static(text, options)
+def _may_contain_targets(text: str, settings: Settings) -> bool:
+    """The text stage of the pre-pass (from the static rule index: no rule, no libcst)."""
     from codemods.api import may_contain_targets
 
-    return may_contain_targets(text, options)
+    return may_contain_targets(text, settings.options, settings.rules)
 
 
 def _unparsable(
@@ -173,17 +168,20 @@ def _process_python(settings: Settings, display: str, data: bytes, report: FileR
         _skip(settings, report, exc.reason, _decode_position(data, exc.reason))
         return None
     report.encoding = encoding
-    if not _may_contain_targets(text, settings.options):
+    if not _may_contain_targets(text, settings):
         return None
     too_large = _too_large(settings, len(data))
     if too_large:
         _skip(settings, report, too_large)
         return None
-    from codemods.api import migrate_bytes
+    from codemods.api import migrate_bytes, select_rules
 
     report.parsed = True
     try:
-        new, result = migrate_bytes(data, settings.options, path=display)
+        selection = select_rules(text, settings.options, settings.rules)
+        if not selection.codes:
+            return None  # CPython's tree has no site any rule looks for: libcst is not needed
+        new, result = migrate_bytes(data, settings.options, path=display, rules=settings.rules, selection=selection)
     except SourceError as exc:
         _skip(settings, report, exc.reason)
         return None
@@ -206,7 +204,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         return None
     options = settings.options
     cells = list(nb.code_cells())
-    if not _may_contain_targets("\n".join(source for _, source in cells), options):
+    if not _may_contain_targets("\n".join(source for _, source in cells), settings):
         return None
     report.parsed = True
     notes: List[str] = []  # why fixes are not applied (notebook-level TFC900 notes)
@@ -244,7 +242,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
 
     run_options = dataclasses.replace(options, apply_fixes=apply)
     try:
-        result = migrate_source(program.source, run_options, path=display)
+        result = migrate_source(program.source, run_options, path=display, rules=settings.rules)
     except SourceError as exc:
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
@@ -258,7 +256,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
             new_sources = program.split(result.code)
         except _notebooks.CellBoundaryError as exc:
             notes.append(exc.reason)
-            result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display)
+            result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display,
+                                    rules=settings.rules)
     for note in notes if options.apply_fixes else []:
         _add(report, _unparsable(settings, display, f"fixes not applied: {note}"))
     for diag in result.diagnostics:

@@ -141,22 +141,22 @@ def _wants_json(argv: Sequence[str]) -> bool:
 # rules and options
 
 
-def _rules():
-    """The registered rules (read at call time, so tests can swap the registry)."""
-    from codemods import api
+def _documented(rules: Optional[Sequence[type]]) -> Tuple[type, ...]:
+    """The rules ``rules`` lists (``main(rules=...)``; default: the package's), then TFC900."""
+    if rules is None:
+        from codemods import _registry
 
-    return tuple(api.RULES)
-
-
-def _known_codes() -> List[str]:
-    return [rule.CODE for rule in _rules()] + [UnparsableFile.CODE]
+        return tuple(_registry.DOCUMENTED)
+    return tuple(rules) + (UnparsableFile,)
 
 
-def _check_codes(codes: Iterable[str], flag: str) -> None:
+def _check_codes(codes: Iterable[str], flag: str, rules: Optional[Sequence[type]]) -> None:
     codes = list(codes)
     if not codes:
-        return  # (reading the known codes imports the rules, and libcst with them)
-    known = _known_codes()
+        return
+    from codemods import _registry
+
+    known = _registry.known_codes(rules)  # from the static index: no libcst
     for code in codes:
         if not any(k.startswith(code) for k in known):
             raise UsageError(
@@ -172,9 +172,7 @@ def _cmd_rules(args: argparse.Namespace, out: IO[str]) -> int:
     import inspect
     import json
 
-    entries = [(r.CODE, r.NAME, _summary_of(r), inspect.cleandoc(r.__doc__ or "")) for r in _rules()]
-    tfc900 = UnparsableFile
-    entries.append((tfc900.CODE, tfc900.NAME, tfc900.SUMMARY, inspect.cleandoc(tfc900.__doc__ or "")))
+    entries = [(r.CODE, r.NAME, _summary_of(r), inspect.cleandoc(r.__doc__ or "")) for r in _documented(args.rules)]
     if args.code is not None:
         wanted = args.code.strip().upper()
         for code, name, summary, doc in entries:
@@ -209,8 +207,8 @@ def _options(args: argparse.Namespace, config: Config) -> "Options":
         select = config.select
     ignore = _config.split_codes(args.ignore) if args.ignore is not None else config.ignore
     if select is not None:
-        _check_codes(select, "--select" if args.select is not None else f"{config.path}: select")
-    _check_codes(ignore, "--ignore" if args.ignore is not None else f"{config.path}: ignore")
+        _check_codes(select, "--select" if args.select is not None else f"{config.path}: select", args.rules)
+    _check_codes(ignore, "--ignore" if args.ignore is not None else f"{config.path}: ignore", args.rules)
     return Options(
         select=frozenset(select) if select is not None else None,
         ignore=frozenset(ignore),
@@ -236,6 +234,7 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool) -> "Settings
         diff=diff,
         report_unparsable=enabled(UnparsableFile.CODE, options),
         max_size=max_size,
+        rules=None if args.rules is None else tuple(args.rules),
     )
 
 
@@ -330,8 +329,11 @@ def _exit_code(args: argparse.Namespace, reports: Sequence["FileReport"], report
 # main
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``tfclip-migrate`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]] = None) -> int:
+    """Run ``tfclip-migrate`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    ``rules``: the rule classes to run and list instead of the package's (tests, embedders).
+    """
     out, err = sys.stdout, sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
@@ -341,6 +343,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help / --version printed by argparse
             return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+        args.rules = rules
         if args.version:
             return _version(out)
         if args.command is None:

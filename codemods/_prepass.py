@@ -31,7 +31,6 @@ Imports neither libcst nor TensorFlow.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
 
 from codemods._core import SourceError
@@ -71,47 +70,58 @@ DYNAMIC_LOOKUPS = ("getattr", "vars", "dir", "hasattr")
 # what CPython's parser tells us about a module
 
 
-@dataclass
 class ModuleIndex:
     """The facts the ast stage checks, from one walk over CPython's tree."""
 
-    identifiers: Set[str] = field(default_factory=set)  # every identifier, import paths split at "."
-    callees: Set[str] = field(default_factory=set)  # f(...), x.f(...), and g(...) for g imported as f
-    methods: Set[str] = field(default_factory=set)  # x.f(...)
-    keywords: Set[str] = field(default_factory=set)  # f(..., k=...)
-    dynamic: Set[str] = field(default_factory=set)  # path parts of M in getattr(M, ...)
-    star_imports: Set[str] = field(default_factory=set)  # path parts of M in `from M import *`
+    __slots__ = ("identifiers", "callees", "methods", "keywords", "dynamic", "star_imports")
+
+    def __init__(self) -> None:
+        self.identifiers: Set[str] = set()  # every identifier, import paths split at "."
+        self.callees: Set[str] = set()  # f(...), x.f(...), and g(...) for g imported as f
+        self.methods: Set[str] = set()  # x.f(...)
+        self.keywords: Set[str] = set()  # f(..., k=...)
+        self.dynamic: Set[str] = set()  # path parts of M in getattr(M, ...)
+        self.star_imports: Set[str] = set()  # path parts of M in `from M import *`
 
     @classmethod
     def of(cls, tree: ast.AST) -> "ModuleIndex":
         index = cls()
+        identifiers = index.identifiers
         bindings: Dict[str, Set[str]] = {}  # name -> dotted paths an import binds it to
         calls = []
+        fields_of = _IDENTIFIER_FIELDS
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant):
-                continue  # string data, not identifiers
-            if isinstance(node, ast.Call):
+            kind = type(node)
+            if kind is ast.Call:
                 calls.append(node)
-                for keyword in node.keywords:
+                for keyword in node.keywords:  # type: ignore[attr-defined]
                     if keyword.arg:
                         index.keywords.add(keyword.arg)
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
+            elif kind is ast.Import:
+                for alias in node.names:  # type: ignore[attr-defined]
                     bound = alias.asname or alias.name.split(".")[0]
                     bindings.setdefault(bound, set()).add(alias.name if alias.asname else bound)
-            elif isinstance(node, ast.ImportFrom):
-                module = "." * node.level + (node.module or "")
-                for alias in node.names:
+            elif kind is ast.ImportFrom:
+                module = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
                     if alias.name == "*":
                         index.star_imports.update(_parts(module))
                     else:
                         bindings.setdefault(alias.asname or alias.name, set()).add(f"{module}.{alias.name}")
-            for name, value in ast.iter_fields(node):
+            names = fields_of.get(kind)
+            if names is None:
+                names = fields_of[kind] = tuple(f for f in kind._fields if f in _IDENTIFIER_FIELD_NAMES)
+            for name in names:
+                value = getattr(node, name, None)
                 if isinstance(value, str):
-                    index.identifiers.update(_parts(value))
-                elif isinstance(value, list) and value and isinstance(value[0], str):
+                    if "." in value:
+                        identifiers.update(_parts(value))
+                    else:
+                        identifiers.add(value)
+                elif isinstance(value, list):
                     for item in value:
-                        index.identifiers.update(_parts(item))
+                        if isinstance(item, str):
+                            identifiers.update(_parts(item))
         for call in calls:
             func = call.func
             if isinstance(func, ast.Attribute):
@@ -122,12 +132,19 @@ class ModuleIndex:
             else:
                 continue
             index.callees |= callee
-            if callee & set(DYNAMIC_LOOKUPS):
+            if not callee.isdisjoint(DYNAMIC_LOOKUPS):
                 first = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
                 if isinstance(first, ast.Starred):
                     first = first.value
                 index.dynamic |= _reach(first, bindings)
         return index
+
+
+# The fields of CPython's nodes that hold identifiers (a str, or a list of str): names,
+# attributes, definitions, parameters, keywords, imports, globals, except/match targets.
+# String constants hold data, not identifiers (``ast.Constant`` has none of these fields).
+_IDENTIFIER_FIELD_NAMES = frozenset({"id", "attr", "name", "asname", "module", "arg", "names", "rest", "kwd_attrs"})
+_IDENTIFIER_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _parts(dotted: str) -> Iterable[str]:
@@ -172,7 +189,19 @@ def parse_python(source: str) -> ast.Module:
 
 
 class Spec:
-    """A necessary condition for a rule to fire; see the module docstring."""
+    """A necessary condition for a rule to fire; see the module docstring. Specs are
+    immutable values: equal when of the same kind with the same arguments."""
+
+    __slots__ = ()
+
+    def _args(self) -> tuple:
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._args() == self._args()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._args()))
 
     def on_text(self, text: str) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -185,13 +214,16 @@ class Spec:
         return frozenset()
 
 
-@dataclass(frozen=True)
 class _Leaf(Spec):
-    ids: Tuple[str, ...]
+    __slots__ = ("ids",)
 
-    def __post_init__(self) -> None:
-        if not self.ids or not all(isinstance(i, str) and i for i in self.ids):
-            raise TypeError(f"{type(self).__name__} needs one or more non-empty names, got {self.ids!r}")
+    def __init__(self, ids: Tuple[str, ...]) -> None:
+        if not ids or not all(isinstance(i, str) and i for i in ids):
+            raise TypeError(f"{type(self).__name__} needs one or more non-empty names, got {ids!r}")
+        self.ids = tuple(ids)
+
+    def _args(self) -> tuple:
+        return self.ids
 
     def on_text(self, text: str) -> bool:
         return any(i in text for i in self.ids)
@@ -207,12 +239,16 @@ class Names(_Leaf):
     """One of these identifiers is spelled in the code: a name, attribute, definition,
     parameter, keyword or a part of an import."""
 
+    __slots__ = ()
+
     def on_index(self, index: ModuleIndex) -> bool:
         return any(i in index.identifiers for i in self.ids)
 
 
 class Calls(_Leaf):
     """A call of one of these: ``f(...)``, ``x.f(...)``, or ``g(...)`` with ``g`` imported as ``f``."""
+
+    __slots__ = ()
 
     def on_index(self, index: ModuleIndex) -> bool:
         return any(i in index.callees for i in self.ids)
@@ -221,12 +257,16 @@ class Calls(_Leaf):
 class MethodCalls(_Leaf):
     """A call ``x.f(...)`` of one of these attribute names."""
 
+    __slots__ = ()
+
     def on_index(self, index: ModuleIndex) -> bool:
         return any(i in index.methods for i in self.ids)
 
 
 class Keywords(_Leaf):
     """A call with one of these keyword arguments."""
+
+    __slots__ = ()
 
     def on_index(self, index: ModuleIndex) -> bool:
         return any(i in index.keywords for i in self.ids)
@@ -235,6 +275,8 @@ class Keywords(_Leaf):
 class DynamicAccess(_Leaf):
     """``getattr``/``vars``/``dir``/``hasattr`` applied to a module whose dotted path
     (through the imports binding its root name) has one of these parts."""
+
+    __slots__ = ()
 
     def on_text(self, text: str) -> bool:
         return super().on_text(text) and any(f in text for f in DYNAMIC_LOOKUPS)
@@ -249,6 +291,8 @@ class DynamicAccess(_Leaf):
 class StarImport(_Leaf):
     """``from M import *`` where ``M`` has one of these parts."""
 
+    __slots__ = ()
+
     def on_text(self, text: str) -> bool:
         return super().on_text(text) and "*" in text
 
@@ -260,15 +304,34 @@ class Text(_Leaf):
     """One of these substrings occurs in the text; the ast stage cannot tell, so it always
     passes (what a rule's legacy ``TOKENS``/``REQUIRES`` become)."""
 
+    __slots__ = ()
+
     def on_index(self, index: ModuleIndex) -> bool:
         return True
 
 
-@dataclass(frozen=True)
-class AllOf(Spec):
+class _Group(Spec):
+    __slots__ = ("specs",)
+    _word = ""
+
+    def __init__(self, specs: Tuple[Spec, ...]) -> None:
+        self.specs = tuple(specs)
+
+    def _args(self) -> tuple:
+        return self.specs
+
+    def tokens(self) -> FrozenSet[str]:
+        return frozenset().union(*(s.tokens() for s in self.specs))
+
+    def __repr__(self) -> str:
+        return f"{self._word}({', '.join(repr(s) for s in self.specs)})"
+
+
+class AllOf(_Group):
     """Every one of the specs holds."""
 
-    specs: Tuple[Spec, ...]
+    __slots__ = ()
+    _word = "all_of"
 
     def on_text(self, text: str) -> bool:
         return all(s.on_text(text) for s in self.specs)
@@ -276,18 +339,12 @@ class AllOf(Spec):
     def on_index(self, index: ModuleIndex) -> bool:
         return all(s.on_index(index) for s in self.specs)
 
-    def tokens(self) -> FrozenSet[str]:
-        return frozenset().union(*(s.tokens() for s in self.specs))
 
-    def __repr__(self) -> str:
-        return f"all_of({', '.join(repr(s) for s in self.specs)})"
-
-
-@dataclass(frozen=True)
-class AnyOf(Spec):
+class AnyOf(_Group):
     """At least one of the specs holds."""
 
-    specs: Tuple[Spec, ...]
+    __slots__ = ()
+    _word = "any_of"
 
     def on_text(self, text: str) -> bool:
         return any(s.on_text(text) for s in self.specs)
@@ -295,16 +352,11 @@ class AnyOf(Spec):
     def on_index(self, index: ModuleIndex) -> bool:
         return any(s.on_index(index) for s in self.specs)
 
-    def tokens(self) -> FrozenSet[str]:
-        return frozenset().union(*(s.tokens() for s in self.specs))
 
-    def __repr__(self) -> str:
-        return f"any_of({', '.join(repr(s) for s in self.specs)})"
-
-
-@dataclass(frozen=True)
 class Always(Spec):
     """No pre-filter: the rule runs on every file CPython can parse."""
+
+    __slots__ = ()
 
     def on_text(self, text: str) -> bool:
         return True
@@ -349,12 +401,14 @@ def text(*tokens: str) -> Text:
 
 def all_of(*specs: Spec) -> Spec:
     _check_specs(specs, "all_of")
-    return specs[0] if len(specs) == 1 else AllOf(tuple(specs))
+    flat = tuple(part for spec in specs for part in (spec.specs if isinstance(spec, AllOf) else (spec,)))
+    return flat[0] if len(flat) == 1 else AllOf(flat)
 
 
 def any_of(*specs: Spec) -> Spec:
     _check_specs(specs, "any_of")
-    return specs[0] if len(specs) == 1 else AnyOf(tuple(specs))
+    flat = tuple(part for spec in specs for part in (spec.specs if isinstance(spec, AnyOf) else (spec,)))
+    return flat[0] if len(flat) == 1 else AnyOf(flat)
 
 
 def _check_specs(specs: Tuple[Spec, ...], what: str) -> None:

@@ -21,6 +21,7 @@ from codemods._discovery import Target
 from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
+    from codemods._cache import Cache
     from codemods._core import Diagnostic, Options
 
 UNPARSABLE_CODE = UnparsableFile.CODE
@@ -41,6 +42,7 @@ class Settings:
     report_unparsable: bool = True  # TFC900 selected
     max_size: int = DEFAULT_MAX_SIZE  # bytes of Python a file may have to be parsed; 0 = any
     rules: Optional[Tuple[type, ...]] = None  # the rule classes to run; None = the package's
+    cache: Optional["Cache"] = None  # the result cache (codemods._cache); None = --no-cache
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class FileReport:
     snapshot: Optional[_writes.Snapshot] = None
     digest: Optional[str] = None  # of the bytes read (compare-and-swap)
     written: bool = False
+    cache_key: Optional[str] = None  # set when the result may be stored in the cache
 
     def not_written(self, reason: str) -> None:
         """The new content was not written: an error, and no fix counts as applied."""
@@ -98,9 +101,9 @@ class FileReport:
 
 def _may_contain_targets(text: str, settings: Settings) -> bool:
     """The text stage of the pre-pass (from the static rule index: no rule, no libcst)."""
-    from codemods.api import may_contain_targets
+    from codemods._registry import prefilter_specs
 
-    return may_contain_targets(text, settings.options, settings.rules)
+    return any(spec.on_text(text) for _, spec in prefilter_specs(settings.options, settings.rules))
 
 
 def _unparsable(
@@ -174,6 +177,8 @@ def _process_python(settings: Settings, display: str, data: bytes, report: FileR
     if too_large:
         _skip(settings, report, too_large)
         return None
+    if _from_cache(settings, data, False, report):
+        return None
     from codemods.api import migrate_bytes, select_rules
 
     report.parsed = True
@@ -195,6 +200,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
 
     from codemods import _notebooks
 
+    if _from_cache(settings, data, True, report):
+        return None
     try:
         nb = _notebooks.load_notebook(data)
     except _notebooks.NotebookError as exc:
@@ -269,6 +276,40 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     return nb.dump() if new_sources else None
 
 
+def _from_cache(settings: Settings, data: bytes, notebook: bool, report: FileReport) -> bool:
+    """Fill ``report`` from the cache entry for these bytes, if there is one; else remember
+    the key, so :func:`process` stores the result (``codemods._cache``)."""
+    if settings.cache is None:
+        return False
+    from codemods import _cache
+
+    key = settings.cache.key(data, notebook)
+    entry = settings.cache.get(key)
+    if entry is None:
+        report.cache_key = key
+        return False
+    report.status = entry["status"]
+    report.reason = entry["reason"]
+    report.parsed = entry["parsed"]
+    report.encoding = entry["encoding"]
+    report.findings = _cache.decode_findings(entry["findings"], report.display)
+    return True
+
+
+def _to_cache(settings: Settings, report: FileReport) -> None:
+    """Store an outcome that writes nothing (unchanged, or skipped as TFC900)."""
+    if settings.cache is None or report.cache_key is None:
+        return
+    if report.status not in ("unchanged", "skipped") or report.new is not None:
+        return
+    from codemods import _cache
+
+    settings.cache.put(report.cache_key, {
+        "status": report.status, "reason": report.reason, "parsed": report.parsed, "encoding": report.encoding,
+        "findings": _cache.encode_findings(report.findings),
+    })
+
+
 def _add(report: FileReport, finding: Optional[Finding]) -> None:
     if finding is not None:
         report.findings.append(finding)
@@ -295,6 +336,7 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None) ->
                 from codemods._report import unified_diff_bytes
 
                 report.diff = unified_diff_bytes(data, new, target.display)
+        _to_cache(settings, report)
     except RecursionError:  # a rule recursed too deep on this file: leave it alone, go on
         _skip(settings, report, "too deeply nested for the rules (RecursionError)")
         report.new = report.diff = None

@@ -27,8 +27,7 @@ import importlib
 import os
 import pkgutil
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from codemods._core import RULE_MODULE, Options, Phase, enabled
 
@@ -41,8 +40,7 @@ INDEX_MODULE = "codemods._rule_index"
 _RULE_MODULE_PREFIX = "tfc"
 
 
-@dataclass(frozen=True)
-class Discovered:
+class Discovered(NamedTuple):
     """What :func:`discover` found in a package."""
 
     rules: Tuple[type, ...]  # the codemods, in run order
@@ -135,8 +133,7 @@ def known_codes(rules: Optional[Sequence[type]] = None) -> List[str]:
 # the pre-filter: which rules a file needs (text and ast stages, no libcst)
 
 
-@dataclass(frozen=True)
-class IndexEntry:
+class IndexEntry(NamedTuple):
     """One rule as the static index knows it."""
 
     code: str
@@ -145,8 +142,7 @@ class IndexEntry:
     sites: "Spec"
 
 
-@dataclass(frozen=True)
-class StaticIndex:
+class StaticIndex(NamedTuple):
     entries: Tuple[IndexEntry, ...]
     documented: Tuple[str, ...]  # documentation-only codes (TFC900)
 

@@ -61,19 +61,24 @@ def _dotted_name(node: cst.BaseExpression) -> Optional[str]:
 
 
 def shim_sites(targets: Mapping[str, str], namespaces: FrozenSet[str]) -> Spec:
-    """What the pre-pass looks for, from a rule's tables: every finding is at a name that
-    resolves to one of ``targets`` (so the helper's own name is spelled there: an import
-    keeps the last part), or -- with ``namespaces`` -- a star import from one of them or a
-    ``getattr``-style lookup into one; and every name in both tables is under ``tf.contrib``
-    when one is (then ``contrib`` is spelled in an import or an attribute chain)."""
+    """What the pre-pass looks for, from a rule's tables. Every finding is at a node whose
+    qualified name (built by libcst from an import and an attribute chain, every part of it
+    spelled in the code) is one of ``targets`` -- so the helper's own name is spelled there --
+    or one of ``namespaces``: a star import from it, a ``getattr``-style lookup into it, or
+    the module used as a value in a file that also spells a helper. So every part shared by
+    all the names (``contrib``) is spelled, and one of their module parts after it
+    (``training`` for ``tf.contrib.training.create_train_op``) too."""
     helpers = sorted({target.rsplit(".", 1)[1] for target in targets})
     found = names(*helpers)
     if namespaces:
         parts = sorted({part for module in namespaces for part in module.split(".")[1:2]})
         found = any_of(found, star_import(*parts), dynamic_access(*parts))
-    if all(".contrib." in f"{name}." for name in list(targets) + sorted(namespaces)):
-        return all_of(names("contrib"), found)
-    return found
+    modules = [t.split(".")[1:-1] for t in targets] + [n.split(".")[1:] for n in sorted(namespaces)]  # after "tf"
+    if not all(module[:1] == ["contrib"] for module in modules):
+        return found
+    if all(len(module) >= 2 for module in modules):
+        found = all_of(names(*sorted({module[1] for module in modules})), found)
+    return all_of(names("contrib"), found)
 
 
 def _is_contrib_module(module: str) -> bool:

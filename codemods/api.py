@@ -36,7 +36,6 @@ from codemods._core import (  # re-exported: the engine's public vocabulary
     encode_source,
 )
 from codemods._prepass import ModuleIndex, parse_python
-from codemods._splice import SpliceConflict, line_mapper, splice
 from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,6 +147,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
 
     from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY
     from codemods._metadata import needs_parents, prefill_parents
+    from codemods._splice import SpliceConflict, splice
 
     try:
         module = cst.parse_module(source)
@@ -223,6 +223,8 @@ def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: Lis
     """Diagnostics with positions in the text as read: a rule that ran after another one
     rewrote the module reported positions in the rewritten code (e.g. shifted by an added
     import); map them back through each rewrite."""
+    from codemods._splice import line_mapper
+
     mappers: dict = {}
     out: List[Diagnostic] = []
     for diagnostics, seen in found:

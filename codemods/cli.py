@@ -33,7 +33,7 @@ from codemods._report import write as _write
 from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from codemods._process import FileReport, Settings
+    from codemods._process import Settings
     from codemods.api import Options
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -81,6 +81,9 @@ def _build_parser() -> argparse.ArgumentParser:
     common.add_argument("--stdin-filename", default=None, metavar="NAME",
                         help="name used for `-` in messages (a .ipynb name reads a notebook)")
     common.add_argument("--quiet", "-q", action="store_true", help="no summary, progress or `Rewriting` lines")
+    common.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache (default: $TFCLIP_MIGRATE_CACHE_DIR, "
+                        "else ~/.cache/tfclip-migrate)")
 
     sub.add_parser("check", parents=[common], help="report findings; never writes",
                    description="Report findings as path:line:col: CODE message; never writes.")
@@ -218,7 +221,8 @@ def _options(args: argparse.Namespace, config: Config) -> "Options":
     )
 
 
-def _settings(args: argparse.Namespace, config: Config, diff: bool) -> "Settings":
+def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool = False) -> "Settings":
+    from codemods import _cache
     from codemods._core import enabled
     from codemods._process import DEFAULT_MAX_SIZE, Settings
 
@@ -229,12 +233,19 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool) -> "Settings
         max_size = config.max_file_size
     else:
         max_size = DEFAULT_MAX_SIZE
+    report_unparsable = enabled(UnparsableFile.CODE, options)
+    cache = None
+    # The cache key covers the package's own sources: rules passed by a caller are not cached.
+    if not args.no_cache and args.rules is None and not stdin:
+        cache = _cache.Cache(_cache.default_dir(), _cache.settings_text(
+            options, diff=diff, report_unparsable=report_unparsable, max_size=max_size))
     return Settings(
         options=options,
         diff=diff,
-        report_unparsable=enabled(UnparsableFile.CODE, options),
+        report_unparsable=report_unparsable,
         max_size=max_size,
         rules=None if args.rules is None else tuple(args.rules),
+        cache=cache,
     )
 
 
@@ -259,7 +270,7 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
                              stdin_filename=args.stdin_filename)
     for warning in config.warnings:
         reporter.warning(warning)
-    settings = _settings(args, config, diff=reporter.mode == "diff")
+    settings = _settings(args, config, diff=reporter.mode == "diff", stdin=reporter.mode == "stdin")
     if reporter.mode == "stdin":
         return _run_stdin(args, settings, reporter)
 
@@ -279,15 +290,14 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
     )
     reporter.not_processed(result.not_processed)
     interrupted = result.interrupted
-    code = interrupted.exit_code if interrupted else _exit_code(args, result.reports, reporter)
+    code = interrupted.exit_code if interrupted else _exit_code(args, reporter)
     reporter.finish(
-        result.reports,
         found,
         code,
         interrupted=interrupted.name if interrupted else None,
         not_processed=len(result.not_processed),
     )
-    return code if interrupted else _exit_code(args, result.reports, reporter)
+    return code if interrupted else _exit_code(args, reporter)
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -309,18 +319,18 @@ def _run_stdin(args: argparse.Namespace, settings: "Settings", reporter: Reporte
     if args.command == "fix":  # stdout: the code, fixed or as it came (never lost)
         reporter.stdout_bytes(report.new if report.status == "changed" and report.new is not None else data)
     reporter.file(report)
-    code = _exit_code(args, [report], reporter)
-    reporter.finish([report], None, code)
-    return _exit_code(args, [report], reporter)
+    code = _exit_code(args, reporter)
+    reporter.finish(None, code)
+    return _exit_code(args, reporter)
 
 
-def _exit_code(args: argparse.Namespace, reports: Sequence["FileReport"], reporter: Reporter) -> int:
+def _exit_code(args: argparse.Namespace, reporter: Reporter) -> int:
     if reporter.errors:
         return EXIT_ERROR
-    if any(not f.diagnostic.applied for r in reports for f in r.findings):
+    if reporter.tally.unapplied:
         return EXIT_FINDINGS
     if args.command == "fix" and not getattr(args, "exit_zero_even_if_changed", False):
-        if any(r.status == "changed" for r in reports):
+        if reporter.tally.changed:
             return EXIT_FINDINGS
     return EXIT_OK
 
@@ -357,18 +367,18 @@ def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]
         return _cmd_migrate(args, reporter, err)
     except KeyboardInterrupt:  # before or after the run (the run itself handles signals)
         reporter.error(None, "interrupted (SIGINT) before any file was written")
-        reporter.finish([], None, EXIT_INTERRUPTED, summary=False)
+        reporter.finish(None, EXIT_INTERRUPTED, summary=False)
         return EXIT_INTERRUPTED
     except UsageError as exc:
         usage = exc.args[1] if len(exc.args) > 1 else ""
         if usage and not reporter.json:
             _write(err, usage)
         reporter.error(None, str(exc.args[0]))
-        reporter.finish([], None, EXIT_ERROR, summary=False)
+        reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
     except Exception as exc:  # a bug: exit 2 with one clear line (and valid JSON)
         reporter.error(None, f"internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)")
-        reporter.finish([], None, EXIT_ERROR, summary=False)
+        reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
 
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import ClassVar, Iterator, List, Optional
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemods._core import RULE_MODULE, Diagnostic, FixSafety, Phase
@@ -70,6 +70,24 @@ def _is_rule_module(module: str) -> Optional[str]:
     """The ``NNN`` of a ``tfcNNN_<name>`` module, else None."""
     match = RULE_MODULE.match(module.rsplit(".", 1)[-1])
     return match.group(1) if match else None
+
+
+def _uses_matcher_decorators(cls: type) -> bool:
+    """Whether any attribute of ``cls`` carries a libcst matcher decorator (if libcst's
+    decorator markers cannot be found, assume it does: the full libcst behaviour)."""
+    try:
+        from libcst.matchers import _decorators as marks
+
+        names = (marks.CONSTRUCTED_VISIT_MATCHER_ATTR, marks.CONSTRUCTED_LEAVE_MATCHER_ATTR,
+                 marks.VISIT_POSITIVE_MATCHER_ATTR, marks.VISIT_NEGATIVE_MATCHER_ATTR)
+    except (ImportError, AttributeError):  # pragma: no cover - another libcst
+        return True
+    for attr in dir(cls):
+        value = inspect.getattr_static(cls, attr, None)
+        value = getattr(value, "__func__", value)  # staticmethod / classmethod
+        if any(hasattr(value, name) for name in names):
+            return True
+    return False
 
 
 def check_rule(cls: type, *, codemod: bool = True) -> None:
@@ -138,8 +156,13 @@ class TfcCodemod(VisitorBasedCodemodCommand):
 
     DESCRIPTION: str = "tfclip-compat rule"
 
+    # True when the class uses libcst's matcher decorators (@m.visit, @m.call_if_inside...);
+    # otherwise instances skip their per-instance gathering and per-node bookkeeping.
+    _MATCHER_DECORATED: ClassVar[bool] = False
+
     def __init_subclass__(cls, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init_subclass__(**kwargs)
+        cls._MATCHER_DECORATED = _uses_matcher_decorators(cls)
         if "CODE" in cls.__dict__ or _is_rule_module(cls.__module__) is not None:
             if "DESCRIPTION" not in cls.__dict__ and isinstance(getattr(cls, "SUMMARY", None), str):
                 cls.DESCRIPTION = cls.SUMMARY  # what `python -m libcst.tool codemod` shows
@@ -159,12 +182,43 @@ class TfcCodemod(VisitorBasedCodemodCommand):
         add_clip_norm: Optional[float] = None,
         apply_fixes: bool = True,
     ) -> None:
-        super().__init__(context)
+        if self._MATCHER_DECORATED:
+            super().__init__(context)
+        else:
+            # ContextAwareTransformer.__init__ without MatcherDecoratableTransformer's search
+            # of every attribute for matcher decorators (milliseconds per rule and file).
+            Codemod.__init__(self, context)
+            cst.CSTTransformer.__init__(self)
+            self._matchers = {}
+            self._extra_visit_funcs = {}
+            self._extra_leave_funcs = {}
         self.unsafe_fixes = unsafe_fixes
         self.add_clip_norm = add_clip_norm
         self.apply_fixes = apply_fixes
         self._lines_for: Optional[int] = None
         self._lines: List[str] = []
+
+    # Without matcher decorators, a node's visit is CSTTransformer's: skip the matcher
+    # bookkeeping libcst does for every node (several calls per node and traversal).
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._MATCHER_DECORATED:
+            return super().on_visit(node)
+        return cst.CSTTransformer.on_visit(self, node)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        if self._MATCHER_DECORATED:
+            return super().on_leave(original_node, updated_node)
+        return cst.CSTTransformer.on_leave(self, original_node, updated_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if self._MATCHER_DECORATED:
+            return super().on_visit_attribute(node, attribute)
+        return cst.CSTTransformer.on_visit_attribute(self, node, attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if self._MATCHER_DECORATED:
+            return super().on_leave_attribute(original_node, attribute)
+        return cst.CSTTransformer.on_leave_attribute(self, original_node, attribute)
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:

@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import libcst as cst
+import libcst.matchers as m
 import pytest
 
 from codemods import _registry, api
@@ -238,3 +240,19 @@ class TestAddingARule:
             RULE_FILE.format(doc=textwrap.indent(DOC, "    ").strip()))
         with pytest.raises(RuleDefinitionError, match="CODE 'TFC105' does not match its file demo_rules.tfc107_copy"):
             _registry.discover(demo_package)
+
+
+def test_matcher_decorated_rule_keeps_libcst_behaviour():
+    """A rule using libcst's matcher decorators is run with libcst's full matcher machinery (the fast
+    path, which skips it, is only for rules without decorators)."""
+    class Decorated(TfcCodemod):
+        __doc__ = DOC
+        CODE, NAME, SUMMARY, PHASE, SITES = "TFC951", "decorated", "a demo", Phase.REPORT, calls("legacy_clip")
+
+        @m.visit(m.Call(func=m.Name("legacy_clip")))
+        def _found(self, node: cst.Call) -> None:
+            self.report(node, "found by a matcher")
+
+    assert Decorated._MATCHER_DECORATED and not _registry.RULES[0]._MATCHER_DECORATED
+    result = api.migrate_source("x = 1\ny = legacy_clip(1)\n", Options(), path="a.py", rules=(Decorated,))
+    assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(2, 5, "TFC951")]

@@ -9,6 +9,7 @@ engine and the CLI, and documented by ``tfclip-migrate rules``.
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -40,6 +41,9 @@ def test_static_index_is_up_to_date():
     assert Path(_registry.index_path()).read_text(encoding="utf-8") == _registry.render_index(), (
         "codemods/_rule_index.py is stale: run `python -m codemods._registry`")
     assert _registry.main(["--check"]) == 0
+    proc = subprocess.run([sys.executable, "-m", "codemods._registry", "--check"], capture_output=True, text=True,
+                          cwd=Path(_registry.index_path()).parents[1])
+    assert proc.returncode == 0 and not proc.stderr  # the command docs/engine.md shows
 
 
 DOC = '''Test rule.

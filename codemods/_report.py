@@ -16,7 +16,8 @@ entries are serialised at once into a :class:`Spool` (on disk beyond a few MB) f
 the document is streamed at the end, byte for byte what ``json.dumps(document,
 indent=2)`` gives.
 
-Imports neither libcst nor TensorFlow.
+Imports neither libcst nor TensorFlow. Longer than ~400 lines because it is all of the run's
+output in one place: per-file lines, diffs, the summary, and the streamed JSON document.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ Sections:
    ``$TFCLIP_BENCH_CORPUS``; skipped when absent, e.g. in CI).
 3. ``latency``     -- one-file ``check`` (training sites; no candidates) vs ``import libcst``.
 4. ``scaling``     -- 10 / 100 / 1,000 / 10,000 files replicating the same corpus files: time, memory.
-5. ``equivalence`` -- every corpus and TF file with the fast path and without it: same output.
+5. ``equivalence`` -- every corpus file (TF's sources without a corpus) with the fast path and
+   without it: same output, ``check`` and ``fix``.
 6. ``shim``, ``varscale`` -- the runtime shim's overhead per training step (``_shim_section.py``).
 """
 
@@ -170,7 +171,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             source = "corpus" if corpus_pairs else "TensorFlow sources (no corpus)"
             sections["scaling"] = _migration.section_scaling(corpus_pairs or tf_pairs, source, settings, work, log)
         if "equivalence" in chosen and settings.equivalence:
-            trees = {"tf": tf_pairs, **({"corpus": corpus_pairs} if corpus_pairs else {})}
+            trees = {"corpus": corpus_pairs} if corpus_pairs else {"tf": tf_pairs}  # (hours: one tree)
             sections["equivalence"] = _migration.section_equivalence(trees, info, work, log)
     if "shim" in chosen:
         log("shim overhead")

@@ -94,13 +94,9 @@ HELPERS: Dict[str, HelperSpec] = {
         ("summaries", O),
         ("colocate_gradients_with_ops", O),
         ("increment_global_step", O),
-        unsafe_params={
-            # contrib drew the noise with `random_ops.truncated_normal` per gradient; the
-            # values depend on op seeds and graph construction order, which a different
-            # implementation need not reproduce draw for draw.
-            "gradient_noise_scale": "gradient noise is random: the shim draws the same "
-            "distribution but not necessarily the same numbers",
-        },
+        # `gradient_noise_scale` is safe: the shim creates the same `truncated_normal` ops as
+        # contrib, in the same order, so under a graph seed it draws the same numbers
+        # (tests/test_equivalence_compat.py checks it bit for bit).
     ),
     "adaptive_clipping_fn": _spec(
         "adaptive_clipping_fn",

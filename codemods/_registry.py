@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 from codemods._core import RULE_MODULE, Options, Phase, enabled
 
 if TYPE_CHECKING:  # pragma: no cover
-    from codemods._base import TfcCodemod
     from codemods._prepass import Spec
 
 PACKAGE = "codemods"

@@ -24,7 +24,7 @@ import argparse
 import math
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Iterable, Optional, Sequence, Tuple
 
 from codemods import _config, _discovery
 from codemods._config import Config, UsageError

@@ -24,21 +24,41 @@ class ContribClipGradientsByNorm(ShimRewrite):
 
     ## Example
     ```python
+    import numpy as np
     import tensorflow as tf
 
-    original_optimizer = tf.train.AdamOptimizer(learning_rate=learning_rate)
-    optimizer = tf.contrib.estimator.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)
-    train_op = optimizer.minimize(loss)
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+
+
+    def build_train_op(loss):
+        optimizer = tf.contrib.estimator.clip_gradients_by_norm(tf.train.AdamOptimizer(1e-3), clip_norm=5.0)
+        return optimizer.minimize(loss)
+
+
+    train_op = build_train_op(loss)
     ```
 
     ## Use instead
     ```python
+    import numpy as np
     import tensorflow as tf
     import tfclip_compat
 
-    original_optimizer = tf.train.AdamOptimizer(learning_rate=learning_rate)
-    optimizer = tfclip_compat.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)
-    train_op = optimizer.minimize(loss)
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+
+
+    def build_train_op(loss):
+        optimizer = tfclip_compat.clip_gradients_by_norm(tf.train.AdamOptimizer(1e-3), clip_norm=5.0)
+        return optimizer.minimize(loss)
+
+
+    train_op = build_train_op(loss)
     ```
     Where the loss can be wrapped in a ``tf.GradientTape``, the TF 2 rules (TFC1xx) run
     first and produce the ``tf.clip_by_global_norm`` form instead.

@@ -34,8 +34,14 @@ class ContribTraining(ShimRewrite):
 
     ## Example
     ```python
+    import numpy as np
     import tensorflow as tf
 
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
     train_op = tf.contrib.training.create_train_op(
         loss, optimizer, transform_grads_fn=tf.contrib.training.clip_gradient_norms_fn(1.0)
     )
@@ -43,9 +49,15 @@ class ContribTraining(ShimRewrite):
 
     ## Use instead
     ```python
+    import numpy as np
     import tensorflow as tf
     import tfclip_compat
 
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
     train_op = tfclip_compat.create_train_op(
         loss, optimizer, transform_grads_fn=tfclip_compat.clip_gradient_norms_fn(1.0)
     )

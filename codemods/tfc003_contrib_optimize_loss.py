@@ -24,8 +24,14 @@ class ContribOptimizeLoss(ShimRewrite):
 
     ## Example
     ```python
+    import numpy as np
     import tensorflow as tf
 
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    global_step = tf.train.get_or_create_global_step()
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
     train_op = tf.contrib.layers.optimize_loss(
         loss, global_step, learning_rate=0.01, optimizer="Adam", clip_gradients=5.0
     )
@@ -33,9 +39,15 @@ class ContribOptimizeLoss(ShimRewrite):
 
     ## Use instead
     ```python
+    import numpy as np
     import tensorflow as tf
     import tfclip_compat
 
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    global_step = tf.train.get_or_create_global_step()
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
     train_op = tfclip_compat.optimize_loss(
         loss, global_step, learning_rate=0.01, optimizer="Adam", clip_gradients=5.0
     )

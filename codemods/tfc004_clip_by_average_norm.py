@@ -21,17 +21,31 @@ class ClipByAverageNorm(ShimRewrite):
 
     ## Example
     ```python
-    import tensorflow as tf
+    import numpy as np
+    import tensorflow.compat.v1 as tf
 
-    grads = [tf.clip_by_average_norm(g, 0.1) for g in grads]
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    gradients = [tf.clip_by_average_norm(g, 0.1) for g in tf.gradients(loss, [w])]
+    train_op = optimizer.apply_gradients(zip(gradients, [w]))
     ```
 
     ## Use instead
     ```python
-    import tensorflow as tf
+    import numpy as np
+    import tensorflow.compat.v1 as tf
     import tfclip_compat
 
-    grads = [tfclip_compat.clip_by_average_norm(g, 0.1) for g in grads]
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    gradients = [tfclip_compat.clip_by_average_norm(g, 0.1) for g in tf.gradients(loss, [w])]
+    train_op = optimizer.apply_gradients(zip(gradients, [w]))
     ```
 
     ## Fix safety

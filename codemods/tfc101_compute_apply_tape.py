@@ -6,7 +6,7 @@ from typing import ClassVar, Dict, List, Optional, Set
 
 import libcst as cst
 
-from codemods._analysis import has_comment
+from codemods._analysis import has_comment, names_read
 from codemods._core import FixSafety, Phase
 from codemods._prepass import Spec, all_of, method_calls, names
 from codemods.tape import clipping, optimizers
@@ -15,6 +15,7 @@ from codemods.tape.facts import MANUAL
 from codemods.tape.planner import Planner, Statement, method_call, simple_reference, single_small, statement_value
 from codemods.tape.rule import GradientSiteRule
 from codemods.tape.sites import Plan, Reject
+from codemods.tape.unwrap import unwrap
 
 COMPUTE_PARAMS = ("loss", "var_list", "gate_gradients", "aggregation_method", "colocate_gradients_with_ops",
                   "grad_loss")
@@ -38,28 +39,34 @@ class ComputeApplyToTape(GradientSiteRule):
 
     ## Example
     ```python
+    import numpy as np
     import tensorflow.compat.v1 as tf
 
-    logits = tf.matmul(x, w)
-    loss = tf.reduce_mean(tf.square(logits - y))
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
     optimizer = tf.train.AdamOptimizer(1e-3)
     gradients, variables = zip(*optimizer.compute_gradients(loss))
     gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
-    optimize = optimizer.apply_gradients(zip(gradients, variables))
+    train_op = optimizer.apply_gradients(zip(gradients, variables))
     ```
 
     ## Use instead
     ```python
+    import numpy as np
     import tensorflow.compat.v1 as tf
 
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
     with tf.GradientTape() as tape:
-        logits = tf.matmul(x, w)
-        loss = tf.reduce_mean(tf.square(logits - y))
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
     optimizer = tf.train.AdamOptimizer(1e-3)
     variables = tf.trainable_variables()
     gradients = tape.gradient(loss, variables)
     gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
-    optimize = optimizer.apply_gradients(zip(gradients, variables))
+    train_op = optimizer.apply_gradients(zip(gradients, variables))
     ```
     In graph-mode modules the optimizer stays a ``tf.compat.v1.train`` optimizer (spelled with
     the module's own alias); ``global_step=`` and ``var_list`` are kept. With
@@ -111,10 +118,20 @@ class ComputeApplyToTape(GradientSiteRule):
         if flow is None:
             return None  # look-alike: the result never reaches apply_gradients here
         apply_index, clip_indices, other_uses = flow
+        # `gvs = opt.compute_gradients(loss)` then `grads, tvars = zip(*gvs)` on its own line: the
+        # zipped form, with the gradient statements where `compute_gradients` was.
+        unzip_index: Optional[int] = None
+        if len(chain) == 1 and clip_indices:
+            unzipped = clipping.unzip_pairs(single_small(body[clip_indices[0]]), chain[0])
+            if unzipped is not None:
+                unzip_index, clip_indices = clip_indices[0], clip_indices[1:]
+                pairs_name, chain = chain[0], unzipped
+                zipped = True
         # The gradient transform first: the most useful reason for a custom capper.
+        current = chain[0]
         for k in clip_indices:
             if len(chain) == 2:
-                clipping.check_list_clip(facts, single_small(body[k]), chain[0])
+                current = clipping.check_list_clip(facts, single_small(body[k]), current)
             elif k == clip_indices[0]:
                 clipping.pair_clip(facts, single_small(body[k]), chain[0], "gradients", "variables")
         planner.module_gate()
@@ -134,9 +151,9 @@ class ComputeApplyToTape(GradientSiteRule):
         receiver = compute.func.value  # type: ignore[attr-defined]
         if facts.code(apply_call.func.value) != facts.code(receiver):  # type: ignore[attr-defined]
             raise Reject(f"`compute_gradients` and `apply_gradients` are called on different objects {MANUAL}")
-        if info.kind == "wrapped":
-            raise Reject("`compute_gradients`/`apply_gradients` on a `clip_gradients_by_norm` optimizer: "
-                         f"the compat form (TFC001) keeps it working {MANUAL}")
+        # On a `clip_gradients_by_norm` optimizer: TF 1.15's wrapper clipped the global norm in
+        # `compute_gradients` (before any clipping of the user's) and applied with the inner one.
+        unwrapped = unwrap(planner, site, info, [compute, apply_call]) if info.kind == "wrapped" else None
         callable_loss = planner.is_callable_loss(loss)
         if not callable_loss and not facts.graph_mode:
             raise Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
@@ -153,6 +170,9 @@ class ComputeApplyToTape(GradientSiteRule):
             safety = FixSafety.UNSAFE
             notes.append("a comment inside a rewritten statement is dropped")
         rewritten = [body[index]] + [body[k] for k in clip_indices] + [body[apply_index]]
+        if unwrapped is not None and unwrapped.notes:
+            safety = FixSafety.UNSAFE
+            notes += unwrapped.notes
         tape = emit.fresh("tape")
         loss_name, extra = emit.loss_statements(loss, callable_loss)
         renames: Dict[cst.CSTNode, str] = {}
@@ -160,6 +180,14 @@ class ComputeApplyToTape(GradientSiteRule):
             renames.update(planner.compat_rename(info.ctor))
         replacements: Dict[int, List[cst.BaseStatement]] = {}
         clip_norm = planner.clip_norm_option() if not clip_indices else None
+        receiver_code = facts.code(receiver)
+        if unwrapped is not None:
+            clip_norm = unwrapped.clip_norm
+            replacements.update(unwrapped.replacements)
+            renames.update(unwrapped.renames)
+            receiver_code = unwrapped.opt_code
+            if receiver_code != facts.code(receiver):
+                renames[apply_call.func.value] = receiver_code  # type: ignore[attr-defined]
         graph_callable = callable_loss and facts.graph_mode
         if zipped:
             grads, variables = chain
@@ -176,7 +204,15 @@ class ComputeApplyToTape(GradientSiteRule):
                 new.append(emit.stmt(gradient))
             if clip_norm is not None:
                 new.append(emit.clip_global_norm(grads, clip_norm))
-            clipping.check_apply_zip(facts, apply_call, grads, variables)
+            clipping.check_apply_zip(facts, apply_call, current, variables)
+            if unzip_index is not None:
+                between = [body[j] for j in range(index + 1, unzip_index)]
+                if any({grads, variables} & names_read(stmt) for stmt in between):
+                    raise Reject(f"`{grads}`/`{variables}` are read before `zip(*{pairs_name})` binds them {MANUAL}")
+                if _read_elsewhere(planner, small.targets[0].target, rewritten + [body[unzip_index]]):
+                    # TF1 returned exactly `list(zip(grads, var_list))`: keep the name for its other readers.
+                    new.append(emit.stmt(f"{pairs_name} = list(zip({grads}, {variables}))"))
+                replacements[unzip_index] = []
             replacements[index] = carry_trivia(body[index], new)
         else:
             (pairs,) = chain
@@ -189,6 +225,9 @@ class ComputeApplyToTape(GradientSiteRule):
                                   and apply_args[0].keyword.value != "grads_and_vars"):
                 raise Reject(f"`apply_gradients` without gradients {MANUAL}")
             rest_code = "".join(", " + facts.code(a).rstrip(",") for a in apply_args[1:])
+            if unwrapped is not None:  # the wrapper's clipping comes first (TF1 returned clipped pairs)
+                new.append(emit.clip_global_norm(grads, clip_norm))
+                clip_norm = None
             if _read_elsewhere(planner, small.targets[0].target, rewritten):
                 # TF1 returned exactly `list(zip(grads, var_list))`: keep the name for its other readers.
                 new.append(emit.stmt(f"{pairs} = list(zip({grads}, {variables}))"))
@@ -206,7 +245,7 @@ class ComputeApplyToTape(GradientSiteRule):
                     if _read_elsewhere(planner, clipped_target, rewritten):
                         clipped.append(emit.stmt(f"{clipped_target.value} = list(zip({grads}, {variables}))"))
                     replacements[k] = carry_trivia(body[k], clipped)
-                    apply = f"{facts.code(receiver)}.apply_gradients(zip({grads}, {variables}){rest_code})"
+                    apply = f"{receiver_code}.apply_gradients(zip({grads}, {variables}){rest_code})"
                     replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
                 else:
                     replacements[k] = carry_trivia(body[k], [emit.stmt(f"{clipped_target.value} = {comp_code}")])
@@ -215,12 +254,17 @@ class ComputeApplyToTape(GradientSiteRule):
                     raise Reject(f"the gradients do not feed `apply_gradients` directly {MANUAL}")
                 if clip_norm is not None:
                     new.append(emit.clip_global_norm(grads, clip_norm))
-                apply = f"{facts.code(receiver)}.apply_gradients(zip({grads}, {variables}){rest_code})"
+                apply = f"{receiver_code}.apply_gradients(zip({grads}, {variables}){rest_code})"
                 replacements[apply_index] = carry_trivia(body[apply_index], [emit.replace_value(apply_small, apply)])
             replacements[index] = carry_trivia(body[index], new)
         message = "`compute_gradients` -> `tf.GradientTape` + `tape.gradient`, clipping kept"
-        return planner.make_plan("compute_apply", compute, site, region, tape, extra, replacements, apply_index,
-                                 safety, "; ".join(notes), renames, message)
+        plan = planner.make_plan("compute_apply", compute, site, region, tape, extra, replacements, apply_index,
+                                 safety, "; ".join(notes), renames, message,
+                                 unwrapped.removed if unwrapped is not None else None)
+        if unwrapped is not None:
+            plan.group, plan.deletions = unwrapped.group, unwrapped.deletions
+            plan.group_uses = [compute.func.value, apply_call.func.value]  # type: ignore[attr-defined]
+        return plan
 
 
 def _is_zip_star(value: cst.BaseExpression) -> bool:

@@ -36,20 +36,36 @@ class TfGradientsToTape(GradientSiteRule):
 
     ## Example
     ```python
-    tvars = tf.trainable_variables()
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    global_step = tf.train.get_or_create_global_step()
     loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    tvars = tf.trainable_variables()
     grads = tf.gradients(loss, tvars)
     (grads, _) = tf.clip_by_global_norm(grads, clip_norm=1.0)
+    optimizer = tf.train.AdamOptimizer(1e-3)
     train_op = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)
     ```
 
     ## Use instead
     ```python
-    tvars = tf.trainable_variables()
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    global_step = tf.train.get_or_create_global_step()
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    tvars = tf.trainable_variables()
     grads = tape.gradient(loss, tvars)
     (grads, _) = tf.clip_by_global_norm(grads, clip_norm=1.0)
+    optimizer = tf.train.AdamOptimizer(1e-3)
     train_op = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)
     ```
 

@@ -6,7 +6,7 @@ from typing import ClassVar, Dict, List, Optional
 
 import libcst as cst
 
-from codemods._analysis import call_args, has_comment, is_literal
+from codemods._analysis import has_comment, is_literal
 from codemods._core import FixSafety, Phase
 from codemods._prepass import Spec, method_calls
 from codemods.tape.emit import carry_trivia
@@ -14,6 +14,7 @@ from codemods.tape.facts import MANUAL
 from codemods.tape.planner import Planner, Statement, method_call, simple_reference
 from codemods.tape.rule import GradientSiteRule
 from codemods.tape.sites import Plan, Reject
+from codemods.tape.unwrap import unwrap
 
 MINIMIZE_PARAMS = ("loss", "global_step", "var_list", "gate_gradients", "aggregation_method",
                    "colocate_gradients_with_ops", "name", "grad_loss")
@@ -37,21 +38,33 @@ class MinimizeToTape(GradientSiteRule):
 
     ## Example
     ```python
-    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    hidden = tf.layers.dense(x, 4, activation=tf.nn.relu)
+    loss = tf.reduce_mean(tf.square(tf.layers.dense(hidden, 1) - y))
     original_optimizer = tf.train.AdamOptimizer(learning_rate=0.01)
     optimizer = tf.contrib.estimator.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)
-    train_op = optimizer.minimize(loss, global_step=global_step)
+    train_op = optimizer.minimize(loss)
     ```
 
     ## Use instead
     ```python
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
     with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        hidden = tf.layers.dense(x, 4, activation=tf.nn.relu)
+        loss = tf.reduce_mean(tf.square(tf.layers.dense(hidden, 1) - y))
     original_optimizer = tf.compat.v1.train.AdamOptimizer(learning_rate=0.01)
     variables = tf.compat.v1.trainable_variables()
     gradients = tape.gradient(loss, variables)
     gradients, _ = tf.clip_by_global_norm(gradients, 5.0)
-    train_op = original_optimizer.apply_gradients(zip(gradients, variables), global_step=global_step)
+    train_op = original_optimizer.apply_gradients(zip(gradients, variables))
     ```
 
     ## Fix safety
@@ -128,65 +141,15 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
     receiver = call.func.value  # type: ignore[attr-defined]
     opt_code = facts.code(receiver)
     if info.kind == "wrapped":
-        wrapper_call: cst.Call = info.ctor
-        inner_info = info.inner
-        positional, keywords = call_args(wrapper_call)
-        norm = positional[1] if len(positional) > 1 else keywords.get("clip_norm")
-        if norm is None or not (is_literal(norm) or isinstance(norm, cst.Name)):
-            raise Reject(f"the `clip_norm` of `clip_gradients_by_norm` is not a literal or a name {MANUAL}")
-        clip_norm = facts.code(norm)
-        inner = positional[0] if positional else keywords["optimizer"]
-        opt_code = facts.code(inner)
-        wrapper_name = info.name
-        wrapper_removed = wrapper_name is None  # an inline wrapper disappears with the call
-        if isinstance(wrapper_name, cst.Name):
-            # Drop `optimizer = clip_gradients_by_norm(...)` when the minimize is its only use.
-            wrapper_index = next((j for j in range(index) if _assigns(body[j], wrapper_call)), None)
-            if wrapper_index is None:
-                # Bound elsewhere (module level, an outer function, before a loop): rebind the name
-                # to the inner optimizer -- only if every use of it is a site rewritten here, which
-                # the planner checks for the whole group.
-                if not (is_literal(norm) or _bound_to_literal(planner, norm)):
-                    raise Reject("`clip_gradients_by_norm` is applied outside this block with a `clip_norm` that is "
-                                 f"not a literal; the compat form (TFC001) keeps it working {MANUAL}")
-                inner_code = facts.code(inner)
-                if inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and \
-                        inner_info.ctor is not None and isinstance(inner, cst.Call):
-                    for old, new_name in planner.compat_rename(inner_info.ctor).items():
-                        inner_code = new_name + inner_code[len(facts.code(old)):]
-                binding = _binding_statement(planner, wrapper_call)
-                if isinstance(inner, cst.Name) and binding is not None:
-                    deletions.append(binding)  # `optimizer = clip(base, c)` goes; the sites use `base`
-                    opt_code = inner.value
-                else:
-                    renames[wrapper_call] = inner_code  # `optimizer = clip(Adam(...), c)` -> `= Adam(...)`
-                    opt_code = wrapper_name.value
-                group = wrapper_name
-                wrapper_removed = True
-                removed.append(wrapper_call)
-                if has_comment(wrapper_call):
-                    safety = FixSafety.UNSAFE
-                    notes.append("a comment inside the rebound `clip_gradients_by_norm(...)` is dropped")
-            elif not _accessed_outside(planner, wrapper_name, [call]):
-                replacements[wrapper_index] = []
-                wrapper_removed = True
-                removed.append(wrapper_call)
-                if has_comment(body[wrapper_index]):
-                    safety = FixSafety.UNSAFE
-                    notes.append("a comment on the removed `clip_gradients_by_norm` line is dropped")
-        if not isinstance(inner, (cst.Name, cst.Call)):
-            raise Reject(f"the wrapped optimizer is neither a name nor a constructor call {MANUAL}")
-        if isinstance(inner, cst.Call) and not wrapper_removed:
-            # Re-spelling the constructor would make a second optimizer (its own slots).
-            raise Reject(f"the wrapped optimizer is built inline and the wrapper is used elsewhere {MANUAL}")
-        if group is None and inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and \
-                inner_info.ctor is not None:
-            rename = planner.compat_rename(inner_info.ctor)
-            if isinstance(inner, cst.Call):
-                for old, new_name in rename.items():
-                    opt_code = new_name + opt_code[len(facts.code(old)):]
-            else:
-                renames.update(rename)
+        unwrapped = unwrap(planner, site, info, [call])
+        opt_code, clip_norm, group = unwrapped.opt_code, unwrapped.clip_norm, unwrapped.group
+        replacements.update(unwrapped.replacements)
+        renames.update(unwrapped.renames)
+        removed += unwrapped.removed
+        deletions += unwrapped.deletions
+        if unwrapped.notes:
+            safety = FixSafety.UNSAFE
+            notes += unwrapped.notes
     elif info.kind == "tf1" and facts.graph_mode and info.ctor is not None:
         renames.update(planner.compat_rename(info.ctor))
     if clip_norm is None:
@@ -219,17 +182,6 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
     return plan
 
 
-def _binding_statement(planner: Planner, wrapper_call: cst.Call) -> Optional[cst.SimpleStatementLine]:
-    """``name = clip_gradients_by_norm(...)`` as a statement that can be deleted (its block keeps
-    at least one other statement)."""
-    assign = planner.facts.parent(wrapper_call)
-    line = planner.facts.parent(assign) if isinstance(assign, cst.Assign) else None
-    block = planner.facts.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
-    if not isinstance(block, (cst.Module, cst.IndentedBlock)) or len(line.body) != 1 or len(block.body) < 2:
-        return None
-    return line
-
-
 def _tuple_element_call(value: cst.BaseExpression) -> Optional[cst.Call]:
     """``opt.minimize(loss), loss``: one ``minimize`` among plain reads (names, attributes,
     literals), so running the gradient computation before the statement changes no order."""
@@ -253,29 +205,3 @@ def _as_fields(call: cst.BaseExpression) -> dict:
     return {"func": call.func, "args": call.args}
 
 
-def _bound_to_literal(planner: Planner, node: cst.BaseExpression) -> bool:
-    """A name bound once, to a literal: the same value wherever it is read."""
-    if not isinstance(node, cst.Name):
-        return False
-    found = planner.facts.assignments(node)
-    value = planner.facts.assigned_value(found[0]) if len(found) == 1 else None
-    return value is not None and is_literal(value)
-
-
-def _assigns(stmt: cst.BaseStatement, value: cst.CSTNode) -> bool:
-    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.Assign) and stmt.body[0].value is value)
-
-
-def _accessed_outside(planner: Planner, name: cst.Name, allowed: List[cst.CSTNode]) -> bool:
-    scope = planner.facts.scope(name)
-    if scope is None:
-        return True
-    allowed_ids = set()
-    for node in allowed:
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            allowed_ids.add(id(current))
-            stack.extend(current.children)
-    return any(id(access.node) not in allowed_ids for access in scope.accesses[name.value])

@@ -92,19 +92,60 @@ class KerasOptimizerInEagerCode(TfcCodemod):
 
     ## Example
     ```python
+    import numpy as np
+    import tensorflow as tf
+
     tf.enable_eager_execution()
-    opt = tf.train.AdagradOptimizer(0.1)
-    ...
-    opt.apply_gradients(zip(gradients, variables), global_step=global_step)
+    w = tf.Variable(np.ones((3, 1), np.float32))
+    x = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3)
+
+
+    def compute_loss():
+        return tf.reduce_mean(tf.square(tf.matmul(x, w)))
+
+
+    def make_train_step():
+        optimizer = tf.train.AdagradOptimizer(0.1)
+
+        def train_step():
+            optimizer.minimize(compute_loss, var_list=[w])
+            return compute_loss()
+
+        return train_step
+
+
+    train_step = make_train_step()
     ```
 
     ## Use instead
     ```python
+    import numpy as np
+    import tensorflow as tf
+
     tf.enable_eager_execution()
-    opt = tf.keras.optimizers.Adagrad(learning_rate=0.1, initial_accumulator_value=0.1, epsilon=0.0)
-    ...
-    opt.apply_gradients(zip(gradients, variables))
-    global_step.assign_add(1)
+    w = tf.Variable(np.ones((3, 1), np.float32))
+    x = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3)
+
+
+    def compute_loss():
+        return tf.reduce_mean(tf.square(tf.matmul(x, w)))
+
+
+    def make_train_step():
+        optimizer = tf.keras.optimizers.Adagrad(learning_rate=0.1, initial_accumulator_value=0.1, epsilon=0.0)
+
+        def train_step():
+            with tf.GradientTape() as tape:
+                loss_value = compute_loss()
+            variables = [w]
+            gradients = tape.gradient(loss_value, variables)
+            optimizer.apply_gradients(zip(gradients, variables))
+            return compute_loss()
+
+        return train_step
+
+
+    train_step = make_train_step()
     ```
 
     ## Fix safety

@@ -36,28 +36,52 @@ class PerReplicaClipping(TfcCodemod):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.SGD(0.1)
+
 
     def step(x, y):
         with tf.GradientTape() as tape:
-            loss = loss_fn(model(x), y)
+            loss = tf.reduce_mean(tf.square(model(x) - y))
         grads = tape.gradient(loss, model.trainable_variables)
         grads, _ = tf.clip_by_global_norm(grads, 1.0)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
 
-    strategy.run(step, args=(x, y))
+
+    @tf.function
+    def train(x, y):
+        strategy.run(step, args=(x, y))
     ```
 
     ## Use instead
     ```python
-    optimizer = tfclip_compat.clip_gradients_by_norm(optimizer, 1.0)  # aggregate, then clip
+    import tensorflow as tf
+    import tfclip_compat
+
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        # aggregate across replicas, then clip: 2 replicas train like 1 device
+        optimizer = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.SGD(0.1), 1.0)
+
 
     def step(x, y):
         with tf.GradientTape() as tape:
-            loss = loss_fn(model(x), y)
+            loss = tf.reduce_mean(tf.square(model(x) - y))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+    @tf.function
+    def train(x, y):
+        strategy.run(step, args=(x, y))
     ```
+    With ``model.fit``, pass the same optimizer to ``model.compile`` (it is a Keras optimizer)
+    instead of ``clipnorm=``/``global_clipnorm=``.
 
     ## Fix safety
     No fix: moving the clip across the all-reduce changes numerics on purpose; the

@@ -28,12 +28,44 @@ class UnprovableGradientSite(GradientSiteRule):
 
     ## Example
     ```python
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+
+    def MyCapper(gradient):
+        return tf.clip_by_value(gradient, -0.01, 0.01) * 0.5
+
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    opt = tf.train.GradientDescentOptimizer(0.1)
     grads_and_vars = opt.compute_gradients(loss)
     capped_grads_and_vars = [(MyCapper(gv[0]), gv[1]) for gv in grads_and_vars]
-    opt.apply_gradients(capped_grads_and_vars)
+    train_op = opt.apply_gradients(capped_grads_and_vars)
     ```
 
     ## Use instead
+    ```python
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+
+    def MyCapper(gradient):
+        return tf.clip_by_value(gradient, -0.01, 0.01) * 0.5
+
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+    y = tf.constant(np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(8, 1))
+    w = tf.get_variable("w", [3, 1])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    variables = tf.trainable_variables()
+    gradients = [MyCapper(g) for g in tape.gradient(loss, variables)]
+    train_op = opt.apply_gradients(zip(gradients, variables))
+    ```
     Move the loss computation inside ``with tf.GradientTape() as tape:`` yourself, take
     ``tape.gradient(loss, variables)``, apply your transform, then
     ``opt.apply_gradients(zip(gradients, variables))``; or keep the code as is (it runs on

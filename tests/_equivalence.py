@@ -7,7 +7,8 @@ Program contract
 ----------------
 A *graph program* is module source that, executed in a fresh ``tf.Graph()``, defines
 
-* ``train_op``: the op one training step runs;
+* ``train_op``: the op one training step runs (or a list of ops, run one after the other in
+  separate ``Session.run`` calls, as GAN code runs its discriminator and generator steps);
 * ``loss``: the loss tensor (fetched before each step's update, in its own ``Session.run``);
 * optionally ``feeds(step) -> dict``: a feed dict per step, keyed by *names* of the program's
   globals (``{"x": array}``), so that before and after programs are fed identically.
@@ -112,7 +113,8 @@ def run_graph(source: str, *, legacy: bool, steps: int = STEPS, seed: int = 0,
                 # The loss first, then the step: fetching both in one run would race whenever the
                 # loss tensor is not an input of the update (a callable loss builds its own ops).
                 losses.append(float(sess.run(loss, feed_dict=feed)))
-                sess.run(train_op, feed_dict=feed)
+                for op in train_op if isinstance(train_op, list) else [train_op]:
+                    sess.run(op, feed_dict=feed)
             values = sess.run(variables)
             step_value = None if global_step is None else int(sess.run(global_step))
     return Trace(

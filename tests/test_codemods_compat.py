@@ -95,14 +95,15 @@ def test_noqa_silences_report_and_fix() -> None:
 
 
 def test_unsafe_fix_needs_the_opt_in() -> None:
-    """`gradient_noise_scale` makes the fix unsafe: reported [*unsafe], applied only with unsafe_fixes."""
-    src = "import tensorflow as tf\nop = tf.contrib.layers.optimize_loss(l, g, 0.1, 'SGD', gradient_noise_scale=0.1)\n"
+    """`name=` on clip_by_average_norm makes the fix unsafe (the output tensor's name changes):
+    reported [*unsafe], applied only with unsafe_fixes."""
+    src = "import tensorflow as tf\nc = tf.clip_by_average_norm(t, 0.5, name='avg')\n"
     plain = migrate_source(src)
     assert plain.code == src
     assert [(d.fix, d.applied) for d in plain.diagnostics] == [(FixSafety.UNSAFE, False)]
     assert "[*unsafe]" in plain.diagnostics[0].format()
     opted = migrate_source(src, Options(unsafe_fixes=True))
-    assert "tfclip_compat.optimize_loss(" in opted.code
+    assert "tfclip_compat.clip_by_average_norm(" in opted.code
     assert [(d.fix, d.applied) for d in opted.diagnostics] == [(FixSafety.UNSAFE, True)]
 
 

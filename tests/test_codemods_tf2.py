@@ -57,14 +57,32 @@ def test_loss_from_a_tensor_computed_in_another_scope_is_declined() -> None:
     assert codes(result) == ["TFC202"] and "`features`" in result.diagnostics[0].message
 
 
-def test_two_losses_sharing_statements_are_declined() -> None:
-    """GAN-style: two minimize calls whose loss statements overlap get no rewrite."""
-    source, result = run("""
+def test_two_losses_sharing_statements_share_one_with_of_two_tapes() -> None:
+    """GAN-style: two minimize calls whose loss statements overlap get one ``with`` holding a tape
+    per loss around the shared statements (each tape records every op)."""
+    _, result = run("""
         v = tf.get_variable("v", [3, 1])
         h = tf.matmul(x, w)
         d_loss = tf.reduce_sum(h)
         g_loss = -tf.reduce_sum(h * v)
         d_op = tf.train.AdamOptimizer(0.1).minimize(d_loss, var_list=[w])
+        g_op = tf.train.AdamOptimizer(0.1).minimize(g_loss, var_list=[v])
+    """)
+    assert "with tf.GradientTape() as tape, tf.GradientTape() as tape_1:\n    h = tf.matmul(x, w)\n" in result.code
+    assert "gradients = tape.gradient(d_loss, [w])" not in result.code  # var_list is bound to a name first
+    assert "tape_1.gradient(g_loss" in result.code
+    assert codes(result) == ["TFC103", "TFC103"]
+
+
+def test_a_loss_computed_after_another_update_is_declined() -> None:
+    """Two losses whose statements interleave with the first update cannot share one tape block
+    without moving the update: both sites are declined."""
+    source, result = run("""
+        v = tf.get_variable("v", [3, 1])
+        h = tf.matmul(x, w)
+        d_loss = tf.reduce_sum(h)
+        d_op = tf.train.AdamOptimizer(0.1).minimize(d_loss, var_list=[w])
+        g_loss = -tf.reduce_sum(h * v)
         g_op = tf.train.AdamOptimizer(0.1).minimize(g_loss, var_list=[v])
     """)
     assert result.code == source

@@ -216,6 +216,22 @@ train_op = build(loss, global_step)
     check(before, "TFC003")
 
 
+def test_optimize_loss_gradient_noise_draws_the_same_numbers() -> None:
+    """optimize_loss(gradient_noise_scale=...) after TFC003 (a safe fix) draws the same noise as
+    contrib under a graph seed: the shim creates the same random ops in the same order."""
+    build = """
+def build(loss, global_step):
+    return tf.contrib.layers.optimize_loss(loss, global_step, 0.05, "SGD", gradient_noise_scale=0.5,
+                                           clip_gradients=1.0)
+
+
+train_op = build(loss, global_step)
+"""
+    before = program(build)
+    after = migrate(before, expect="TFC003")
+    assert_equivalent(run_graph(before, legacy=True), run_graph(after, legacy=False), rtol=0, atol=0)
+
+
 # -- TFC004: clip_by_average_norm ------------------------------------------------------------
 
 

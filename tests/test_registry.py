@@ -184,7 +184,7 @@ def demo_package(tmp_path, monkeypatch):
     (package / "_helpers.py").write_text("X = 1\n")  # not a rule file: ignored
     monkeypatch.syspath_prepend(str(tmp_path))
     yield "demo_rules"
-    for name in [m for m in sys.modules if m == "demo_rules" or m.startswith("demo_rules.")]:
+    for name in [k for k in sys.modules if k == "demo_rules" or k.startswith("demo_rules.")]:
         del sys.modules[name]
     importlib.invalidate_caches()
 

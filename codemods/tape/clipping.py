@@ -70,28 +70,42 @@ def _chain_names(target: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
 chain_names = _chain_names
 
 
-def check_list_clip(facts: ModuleFacts, small: Optional[cst.BaseSmallStatement], grads: str) -> None:
-    """``grads, _ = tf.clip_by_global_norm(grads, c)`` or ``grads = [CLIP(g) for g in grads]``."""
-    if not isinstance(small, cst.Assign):
+def check_list_clip(facts: ModuleFacts, small: Optional[cst.BaseSmallStatement], grads: str) -> str:
+    """``new, _ = tf.clip_by_global_norm(grads, c)`` or ``new = [CLIP(g) for g in grads]``; returns
+    the name the clipped list is bound to (often ``grads`` again, or ``clipped_gradients``)."""
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
         raise Reject(f"unrecognised gradient transform {MANUAL}", small)
     value = small.value
     target = small.targets[0].target
     if isinstance(value, cst.Call) and "tf.clip_by_global_norm" in facts.tf_names(value.func):
         first = value.args[0].value if value.args else None
-        if (isinstance(first, cst.Name) and first.value == grads and isinstance(target, cst.Tuple)
-                and isinstance(target.elements[0].value, cst.Name)
-                and target.elements[0].value.value == grads
+        if (isinstance(first, cst.Name) and first.value == grads and isinstance(target, (cst.Tuple, cst.List))
+                and target.elements and isinstance(target.elements[0].value, cst.Name)
                 and not any(a.star for a in value.args)
                 and not any(a.keyword and a.keyword.value == "use_norm" for a in value.args)):
-            return
-    if isinstance(value, cst.ListComp) and isinstance(target, cst.Name) and target.value == grads:
+            return target.elements[0].value.value
+    if isinstance(value, cst.ListComp) and isinstance(target, cst.Name):
         comp = value.for_in
         if (comp.inner_for_in is None and not comp.ifs and isinstance(comp.target, cst.Name)
                 and isinstance(comp.iter, cst.Name) and comp.iter.value == grads
                 and per_tensor_clip(facts, value.elt, comp.target.value)):
-            return
+            return target.value
     raise Reject(f"cannot prove what {facts.where(small, 60)} does to the gradients "
                  f"(only {KNOWN} are known) {MANUAL}", small)
+
+
+def unzip_pairs(small: Optional[cst.BaseSmallStatement], pairs: str) -> Optional[tuple]:
+    """``grads, variables = zip(*pairs)`` -> ``("grads", "variables")``."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    target, value = small.targets[0].target, small.value
+    if (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            and all(isinstance(e.value, cst.Name) for e in target.elements)
+            and isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "zip"
+            and len(value.args) == 1 and value.args[0].star == "*"
+            and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == pairs):
+        return tuple(e.value.value for e in target.elements)  # type: ignore[attr-defined]
+    return None
 
 
 def per_tensor_clip(facts: ModuleFacts, expr: cst.BaseExpression, grad: str, indexed: bool = False) -> bool:

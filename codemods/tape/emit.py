@@ -119,7 +119,7 @@ def rebuild(body: List[cst.BaseStatement], plans: Sequence[Plan],
             site_plans: Sequence[Plan] = ()) -> List[cst.BaseStatement]:
     """``body`` with every plan applied: the tape regions of ``plans`` wrapped, and the
     replacements of ``site_plans`` (plans whose gradient statement is in this block) spliced."""
-    starts = {plan.region_start: plan for plan in plans}
+    starts = {plan.region_start: plan for plan in plans if plan.region_start >= 0}
     replacements: Dict[int, List[cst.BaseStatement]] = {}
     for plan in site_plans:
         replacements.update(plan.replacements)

@@ -41,7 +41,7 @@ class Optimizer:
         return self.kind == "tf1" or (self.kind == "wrapped" and self.inner is not None and self.inner.kind == "tf1")
 
 
-def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0) -> Optimizer:
+def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, analyzer=None) -> Optimizer:
     if depth > 5:
         return Optimizer("unknown", "the optimizer is built through too many names")
     if isinstance(receiver, cst.Call):
@@ -58,7 +58,7 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0) -
             if inner is None:
                 return Optimizer("unknown", "`clip_gradients_by_norm` has no optimizer argument")
             return Optimizer("wrapped", CLIP_GRADIENTS_BY_NORM, ctor=receiver,
-                             inner=classify(facts, inner, depth + 1))
+                             inner=classify(facts, inner, depth + 1, analyzer))
         if SHIM_CLIP_GRADIENTS_BY_NORM in qualified:
             return Optimizer("shim", SHIM_CLIP_GRADIENTS_BY_NORM, ctor=receiver)
         wrappers = names & OPTIMIZER_WRAPPERS
@@ -67,6 +67,10 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0) -
         if any(q.endswith("DistributedOptimizer") for q in qualified):
             return Optimizer("wrapper", sorted(qualified)[0])
         if isinstance(receiver.func, cst.Name) and _is_local_class(facts, receiver.func):
+            cls = _local_class(facts, receiver.func)
+            if cls is not None and not _may_derive_from_tf(facts, cls, 0):
+                # A user class that is no TF optimizer (its `minimize` is the user's own): not a site.
+                return Optimizer("foreign", receiver.func.value)
             return Optimizer("custom", receiver.func.value)
         if qualified and not names and all(q.split(".")[0] in FOREIGN_LIBRARIES for q in qualified):
             return Optimizer("foreign", sorted(qualified)[0])
@@ -82,14 +86,30 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0) -
             if qualified and all(q.split(".")[0] in FOREIGN_LIBRARIES for q in qualified):
                 return Optimizer("foreign", sorted(qualified)[0])
             return Optimizer("unknown", f"`{receiver.value}` is imported; its optimizer class is unknown here")
-        if any(isinstance(a, Assignment) and isinstance(a.node, cst.Param) for a in found):
-            return Optimizer("unknown", f"the optimizer `{receiver.value}` is a parameter; its class is unknown here")
+        params = [a.node for a in found if isinstance(a, Assignment) and isinstance(a.node, cst.Param)]
+        if params:
+            # What every caller in this file passes for it (its callers elsewhere are unknown).
+            args = analyzer.param_args(params[0]) if analyzer is not None and len(found) == 1 else None
+            if not args:
+                return Optimizer("unknown", f"the optimizer `{receiver.value}` is a parameter; its class is unknown "
+                                            "here")
+            infos = [classify(facts, arg, depth + 1, analyzer) for arg in args]
+            kinds = {info.kind for info in infos}
+            if kinds == {"tf1"} and len({info.what for info in infos}) == 1:
+                return Optimizer("tf1", infos[0].what, ctor=None, name=receiver)
+            for info in infos:
+                if info.kind in ("wrapper", "custom", "foreign", "shim"):
+                    return info
+            if "wrapped" in kinds:
+                return Optimizer("unknown", f"the optimizer `{receiver.value}` is a `clip_gradients_by_norm` optimizer "
+                                            "passed in as a parameter; the compat form (TFC001) keeps it working")
+            return Optimizer("unknown", f"the callers pass different optimizers as `{receiver.value}`")
         infos = []
         for assignment in found:
             value = facts.assigned_value(assignment)
             if value is None:
                 return Optimizer("unknown", f"`{receiver.value}` is not bound by a plain assignment")
-            infos.append(classify(facts, value, depth + 1))
+            infos.append(classify(facts, value, depth + 1, analyzer))
         for info in infos:
             if info.kind in ("wrapper", "custom", "foreign", "shim"):
                 return info
@@ -103,6 +123,31 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0) -
         return Optimizer("unknown", f"the optimizer `{facts.code(receiver, 50)}` is an attribute; its class is "
                                     "unknown here")
     return Optimizer("unknown", "the optimizer expression is not a name or a constructor call")
+
+
+def _local_class(facts: ModuleFacts, name: cst.Name) -> Optional[cst.ClassDef]:
+    found = [a.node for a in facts.assignments(name) if isinstance(a, Assignment) and isinstance(a.node, cst.ClassDef)]
+    return found[0] if len(found) == 1 else None
+
+
+def _may_derive_from_tf(facts: ModuleFacts, cls: cst.ClassDef, depth: int) -> bool:
+    """Whether a TF (or unknown, imported) class may be among ``cls``'s bases."""
+    if depth > 5:
+        return True
+    for base in cls.bases:
+        value = base.value
+        if facts.tf_names(value):
+            return True
+        if isinstance(value, cst.Name):
+            if value.value == "object":
+                continue
+            local = _local_class(facts, value)
+            if local is not None:
+                if _may_derive_from_tf(facts, local, depth + 1):
+                    return True
+                continue
+        return True  # imported or computed: it may be a TF optimizer
+    return False
 
 
 def _is_local_class(facts: ModuleFacts, name: cst.Name) -> bool:

@@ -26,14 +26,15 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import Assignment
 
-from codemods._analysis import call_args, dotted_name
+from codemods._analysis import dotted_name
 from codemods._core import FixSafety
 from codemods.tape import optimizers
 from codemods.tape.effects import Analyzer
 from codemods.tape.emit import Emitter
 from codemods.tape.facts import MANUAL, ModuleFacts
+from codemods.tape.gates import GatesMixin
+from codemods.tape.overlaps import OverlapsMixin
 from codemods.tape.sites import Block, Decline, Plan, Reject
 from codemods.tape.slicing import tape_region
 from codemods.tape.tfapi import CONTROL, LOOPS
@@ -71,7 +72,7 @@ class LossRegion:
     anchor: Optional[int] = None  # index in ``block`` of the statement containing the site
 
 
-class Planner:
+class Planner(GatesMixin, OverlapsMixin):
     """Plans every gradient site of one module (see the module docstring)."""
 
     def __init__(self, facts: ModuleFacts, options: PlannerOptions, rules: Sequence[type]) -> None:
@@ -99,31 +100,6 @@ class Planner:
         self._drop_overlaps()
         self._check_groups()
         return self
-
-    def _check_groups(self) -> None:
-        """Gate: a name rebound by a group of plans (``optimizer = clip_gradients_by_norm(opt, c)``
-        -> ``optimizer = opt``) must be used only at those sites. Why: any other use would then see
-        the optimizer without its clipping."""
-        groups: Dict[int, List[Plan]] = {}
-        for plan in self.plans:
-            if plan.group is not None:
-                key = id(self.facts.scope(plan.group)), plan.group.value
-                groups.setdefault(hash(key), []).append(plan)
-        for plans in groups.values():
-            name = plans[0].group
-            assert name is not None
-            scope = self.facts.scope(name)
-            receivers = {id(plan.node.func.value) for plan in plans}  # type: ignore[attr-defined]
-            others = [a.node for a in (scope.accesses[name.value] if scope is not None else ())
-                      if id(a.node) not in receivers]
-            if not others:
-                continue
-            reason = (f"`{name.value}` (a `clip_gradients_by_norm` optimizer bound elsewhere) is also used at "
-                      f"{self.facts.where(others[0], 40)}, so it cannot be rebound to the inner optimizer; the "
-                      f"compat form (TFC001) keeps it working {MANUAL}")
-            for plan in plans:
-                self.plans.remove(plan)
-                self.declines.append(Decline(plan.kind, plan.node, reason))
 
     def _plan_block(self, block: Block) -> None:
         body = list(block.body)
@@ -154,7 +130,7 @@ class Planner:
         Why: a tape must wrap the statements that compute the loss, which a lambda of
         ``tf.cond`` or a larger expression does not have."""
         kind = {"compute_gradients": "compute_apply", "minimize": "minimize"}[method]
-        info = optimizers.classify(self.facts, call.func.value)  # type: ignore[attr-defined]
+        info = self.optimizer(call.func.value)  # type: ignore[attr-defined]
         if info.kind in ("foreign", "shim") or not self.facts.imports_tf:
             return
         where = self._enclosing_control_flow(call)
@@ -173,33 +149,6 @@ class Planner:
                     return sorted(names)[0]
         return None
 
-    def _drop_overlaps(self) -> None:
-        """Gate: two plans may not share statements of a block. Why: one tape per loss cannot be
-        placed around shared statements without reordering code."""
-        spans: Dict[int, List[Tuple[Plan, int, int]]] = {}
-        for plan in self.plans:
-            if plan.site_block is None:
-                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.last_index))
-            else:
-                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.anchor or 0))
-                spans.setdefault(id(plan.site_block), []).append((plan, plan.grad_index, plan.last_index))
-        clashing: Set[int] = set()
-        for entries in spans.values():
-            for plan, start, last in entries:
-                if any(other is not plan and not (last < o_start or o_last < start)
-                       for other, o_start, o_last in entries):
-                    clashing.add(id(plan))
-        keep: List[Plan] = []
-        for plan in self.plans:
-            if id(plan) in clashing:
-                self.declines.append(Decline(
-                    plan.kind, plan.node,
-                    "several gradient computations share the statements that compute their losses; "
-                    f"one tape per loss cannot be placed without reordering code {MANUAL}"))
-            else:
-                keep.append(plan)
-        self.plans = keep
-
     # -- gates and helpers the rules share ---------------------------------------------------
     def module_gate(self) -> None:
         reason = self.facts.module_gate()
@@ -207,57 +156,7 @@ class Planner:
             raise Reject(reason)
 
     def optimizer(self, receiver: cst.BaseExpression) -> optimizers.Optimizer:
-        return optimizers.classify(self.facts, receiver)
-
-    @staticmethod
-    def bind_args(call: cst.Call, method: str, params: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
-        """Bind a TF1 method call's arguments to its signature, as Python would; anything that
-        cannot be bound statically (``*args``, unknown names) is a decline."""
-        positional, keywords = call_args(call)
-        if positional is None:
-            raise Reject(f"`{method}` is called with `*args`/`**kwargs` {MANUAL}")
-        if len(positional) > len(params):
-            raise Reject(f"too many arguments to `{method}` {MANUAL}")
-        args = dict(zip(params, positional))
-        for key, value in keywords.items():
-            if key not in params or key in args:
-                raise Reject(f"unexpected argument `{key}` to `{method}` {MANUAL}")
-            args[key] = value
-        return args
-
-    @staticmethod
-    def check_uncarried(args: Dict[str, cst.BaseExpression], names: Sequence[str], method: str) -> None:
-        """Gate: arguments a tape cannot reproduce. Their defaults are fine, and so is
-        ``colocate_gradients_with_ops`` (device placement only: the same values on one device);
-        ``aggregation_method`` changes the summation order, ``grad_loss``/``grad_ys`` the seed."""
-        for key in names:
-            value = args.get(key)
-            if value is None or key == "colocate_gradients_with_ops":
-                continue
-            if isinstance(value, cst.Name) and value.value == "None" and key != "gate_gradients":
-                continue
-            if key == "gate_gradients" and (
-                    (isinstance(value, cst.Integer) and value.value == "1")
-                    or (isinstance(value, cst.Attribute) and value.attr.value == "GATE_OP")):
-                continue
-            raise Reject(f"`{method}(..., {key}=...)` has no `tf.GradientTape` equivalent {MANUAL}")
-
-    def is_callable_loss(self, loss: cst.BaseExpression) -> bool:
-        if isinstance(loss, cst.Lambda):
-            if loss.params.params or loss.params.star_arg != cst.MaybeSentinel.DEFAULT or loss.params.kwonly_params:
-                raise Reject(f"the loss lambda takes parameters {MANUAL}")
-            return True
-        if isinstance(loss, cst.Name):
-            found = self.facts.assignments(loss)
-            if found and all(isinstance(a, Assignment) and isinstance(a.node, cst.FunctionDef) for a in found):
-                return True
-            values = [self.facts.assigned_value(a) for a in found]
-            if values and all(isinstance(v, cst.Lambda) for v in values):
-                return True
-            if any(isinstance(a, Assignment) and isinstance(a.node, cst.Param) for a in found):
-                raise Reject(f"the loss `{loss.value}` is a parameter (a tensor or a callable computed by the "
-                             f"caller, maybe in another file); a tape must record its computation {MANUAL}")
-        return False
+        return optimizers.classify(self.facts, receiver, analyzer=self.analyzer)
 
     def loss_region(self, site: Statement, loss: cst.BaseExpression, callable_loss: bool) -> LossRegion:
         """Gate and slice: which statements of the block go inside the tape (see
@@ -349,91 +248,6 @@ class Planner:
     def _module_level_block(self, block: Block) -> bool:
         """A block nested in module-level statements only (``with``/``if`` at module level)."""
         return not any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in self.facts.ancestors(block))
-
-    def var_list(self, var_list: Optional[cst.BaseExpression], what: str) -> Optional[str]:
-        """Gate: the variables the rewrite differentiates are the ones ``what`` did. Absent: TF1's
-        default, ``trainable_variables()`` (plus the TRAINABLE_RESOURCE_VARIABLES collection,
-        which :meth:`ModuleFacts.variable_set_gate` proves empty). Given: every variable must be
-        provably trainable (a tape watches only trainable variables)."""
-        gate = self.facts.variable_set_gate()
-        if gate:
-            raise Reject(gate)
-        if var_list is None or (isinstance(var_list, cst.Name) and var_list.value == "None"):
-            return self.facts.spelling.v1_name("trainable_variables()")
-        if not self.trainable(var_list):
-            raise Reject(f"cannot show that every variable in `{self.facts.code(var_list, 60)}` is trainable: "
-                         f"{what} differentiates any variable, a `tf.GradientTape` only watches trainable ones "
-                         f"{MANUAL}")
-        return self.facts.code(var_list)
-
-    def trainable(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """Whether ``expr`` provably evaluates to trainable variables only."""
-        if depth > 5:
-            return False
-        if isinstance(expr, cst.Call):
-            names = self.facts.tf_names(expr.func)
-            if names & TRAINABLE_LIST_CALLS:
-                return True
-            if "tf.get_collection" in names and expr.args:
-                return "tf.GraphKeys.TRAINABLE_VARIABLES" in self.facts.tf_names(expr.args[0].value)
-            if isinstance(expr.func, cst.Name) and expr.func.value == "list" and len(expr.args) == 1:
-                return self.trainable(expr.args[0].value, depth + 1)
-            return False
-        if isinstance(expr, cst.Attribute):
-            return expr.attr.value in ("trainable_variables", "trainable_weights")
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            return bool(expr.elements) and all(
-                not isinstance(e, cst.StarredElement) and self._trainable_variable(e.value) for e in expr.elements)
-        if isinstance(expr, cst.ListComp):
-            comp = expr.for_in
-            return (comp.inner_for_in is None and isinstance(comp.target, cst.Name)
-                    and isinstance(expr.elt, cst.Name) and expr.elt.value == comp.target.value
-                    and self.trainable(comp.iter, depth + 1))
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-            return self.trainable(expr.left, depth + 1) and self.trainable(expr.right, depth + 1)
-        if isinstance(expr, cst.Name):
-            found = self.facts.assignments(expr)
-            if len(found) != 1:
-                return False
-            value = self.facts.assigned_value(found[0])
-            return value is not None and self.trainable(value, depth + 1)
-        return False
-
-    def _trainable_variable(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Name):
-            found = self.facts.assignments(expr)
-            if len(found) != 1:
-                return False
-            value = self.facts.assigned_value(found[0])
-            if value is None:
-                return False
-            expr = value
-        if isinstance(expr, cst.Call):
-            names = self.facts.tf_names(expr.func) & set(VARIABLE_CONSTRUCTORS)
-            if not names:
-                return False
-            positional, keywords = call_args(expr)
-            if positional is None:
-                return False
-            position = VARIABLE_CONSTRUCTORS[sorted(names)[0]]
-            flag = keywords.get("trainable", positional[position] if len(positional) > position else None)
-            return flag is None or (isinstance(flag, cst.Name) and flag.value == "True")
-        return False
-
-    def compat_rename(self, ctor: cst.Call) -> Dict[cst.CSTNode, str]:
-        """Spell a TF1 optimizer constructor as ``tf.compat.v1.train.X`` if it is not already
-        (graph-mode modules keep TF1 optimizers: Keras 3 optimizers do not run in TF1 graphs)."""
-        from codemods._names import TF1_OPTIMIZERS
-
-        names = self.facts.tf_names(ctor.func) & TF1_OPTIMIZERS
-        if not names:
-            return {}
-        cls = sorted(names)[0].split(".")[-1]
-        current = self.facts.code(ctor.func)
-        wanted = self.facts.spelling.v1_name(f"train.{cls}")
-        if current == wanted or any(q.startswith("tensorflow.compat.v1.") for q in self.facts.qualified(ctor.func)):
-            return {}
-        return {ctor.func: wanted}
 
     def clip_norm_option(self) -> Optional[str]:
         value = self.options.add_clip_norm

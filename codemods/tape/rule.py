@@ -20,6 +20,9 @@ from codemods.tape.facts import ModuleFacts, position_resolver, resolve_metadata
 from codemods.tape.planner import Planner, PlannerOptions, Statement, rules_for_planning
 from codemods.tape.sites import Plan
 
+# The rule code of each site kind (a follower in a group of tapes is reported under its own code).
+KIND_CODES = {"compute_apply": "TFC101", "tf_gradients": "TFC102", "minimize": "TFC103"}
+
 
 def shared_planner(rule: TfcCodemod, module: cst.Module, *, run: bool = True) -> Planner:
     """The module's :class:`Planner`, computed once per engine run and shared by the rules (it
@@ -77,15 +80,24 @@ class GradientSiteRule(TfcCodemod):
             for decline in planner.declines:
                 self.report(decline.node, decline.reason, fix=FixSafety.NONE)
             return
-        mine = [plan for plan in planner.plans if plan.kind == self.KIND]
-        applied_of = {id(plan): self.may_fix(plan.node, plan.safety) for plan in mine}
-        for plan in mine:  # a group is applied together or not at all
-            if plan.group is not None and not all(applied_of[id(p)] for p in mine if p.group is plan.group):
-                applied_of[id(plan)] = False
+        # This rule applies its own plans, and the followers of those it leads (one `with` of
+        # several tapes is written by one rule, whatever rule matched each site).
+        mine = [plan for plan in planner.plans if plan.kind == self.KIND and plan.leader is None]
+        mine += [f for plan in list(mine) for f in plan.followers]
+        applied_of = {id(plan): self.may_fix(plan.node, plan.safety, KIND_CODES[plan.kind]) for plan in mine}
+        changed = True
+        while changed:  # a group (or a team of tapes) is applied together or not at all
+            changed = False
+            for plan in mine:
+                group = [p for p in mine if plan.group is not None and p.group is plan.group]
+                team = [plan.leader or plan] + (plan.leader or plan).followers
+                if applied_of[id(plan)] and not all(applied_of.get(id(p), False) for p in group + team):
+                    applied_of[id(plan)] = False
+                    changed = True
         for plan in mine:
             message = plan.message + (f" (unsafe: {plan.note})" if plan.safety is FixSafety.UNSAFE else "")
             applied = applied_of[id(plan)]
-            self.report(plan.node, message, fix=plan.safety, applied=applied)
+            self.report(plan.node, message, fix=plan.safety, applied=applied, code=KIND_CODES[plan.kind])
             if applied:
                 for removed in plan.removed:
                     RemoveImportsVisitor.remove_unused_import_by_node(self.context, removed)

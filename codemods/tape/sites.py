@@ -62,4 +62,9 @@ class Plan:
     # plans that are applied together or not at all, and the name every use of which they must
     # cover (a `clip_gradients_by_norm` optimizer bound elsewhere, rebound to the inner optimizer)
     group: Optional[cst.Name] = None
+    group_uses: List[cst.CSTNode] = field(default_factory=list)  # uses of `group` this plan rewrites
     deletions: List[cst.CSTNode] = field(default_factory=list)  # statements removed (anywhere)
+    # plans sharing this plan's `with` of several tapes (GAN losses); applied by this plan's rule,
+    # all together or not at all; `leader` is set on those followers
+    followers: List["Plan"] = field(default_factory=list)
+    leader: Optional["Plan"] = None

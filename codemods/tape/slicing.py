@@ -78,7 +78,7 @@ def tape_region(analyzer: Analyzer, block_body: Sequence[cst.BaseStatement], ind
     else:
         start = end = index
     boundary = _Boundary(analyzer, block_body, start, end, index, loss, loss_effects, in_loop, at_module_level,
-                         function_name)
+                         function_name, needed)
     unsafe = boundary.check()
     return Region(start, end, unsafe)
 
@@ -94,8 +94,9 @@ def _neutral(analyzer: Analyzer, stmt: cst.BaseStatement, effects: Effects) -> b
         return True
     if not (isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)):
         return False
+    # (a mutation of an object the slice needs is checked by the caller: others do not matter)
     if effects.collection_write is not None or effects.hazards or effects.opaque or effects.foreign \
-            or effects.gradients or effects.mutates:
+            or effects.gradients:
         return False
     return analyzer.kind(small.value) in (Kind.FREE, Kind.VARIABLE)
 
@@ -119,7 +120,7 @@ class _Boundary:
 
     def __init__(self, analyzer: Analyzer, body: Sequence[cst.BaseStatement], start: int, end: int, index: int,
                  loss: cst.BaseExpression, loss_effects: Effects, in_loop: bool, at_module_level: bool,
-                 function_name: Optional[str]) -> None:
+                 function_name: Optional[str], needed: Set[str]) -> None:
         self.a = analyzer
         self.facts = analyzer.facts
         self.body = body
@@ -129,6 +130,7 @@ class _Boundary:
         self.in_loop = in_loop
         self.at_module_level = at_module_level
         self.function_name = function_name
+        self.needed = needed
         self.unsafe: List[str] = []
         self.region_ids: Set[int] = set()
         for j in range(start, end):
@@ -151,10 +153,14 @@ class _Boundary:
         self._statement(self.loss, self.loss_effects, combined, fresh, is_loss=True)
         combined.absorb(self.loss_effects, sequential=True)
         if self.end < self.index:
-            # statements left between the region and the site must not change what the loss reads
+            # statements left between the region and the site must not change what the slice reads
             for j in range(self.end, self.index):
                 later = self.a.statement_effects(self.body[j])
-                if later.binds & self.loss_effects.reads or later.mutates & self.loss_effects.reads:
+                changed = set(later.binds)
+                for name in later.mutates:
+                    changed |= self.a.aliases(name)
+                if changed & self.needed or (later.collection_write is not None
+                                             and self.loss_effects.collection_read is not None):
                     raise Reject(f"{self.facts.where(self.body[j])} changes what the loss reads after it is computed "
                                  f"{MANUAL}", self.body[j])
         self._free_names(combined)

@@ -1,0 +1,167 @@
+"""The gates the TF 2 rules share, one method each, each documented where it is checked.
+
+Argument binding (``bind_args``) and arguments a tape cannot carry (``check_uncarried``);
+callable losses (``is_callable_loss``); the variable set (``var_list``, ``trainable``): the
+variables the rewrite differentiates are the ones TF1 did; the ``tf.compat.v1`` spelling of a
+kept TF1 optimizer (``compat_rename``). The module gate and the loss slice are in
+:mod:`codemods.tape.facts` and :mod:`codemods.tape.slicing`.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import Assignment
+
+from codemods._analysis import call_args
+from codemods.tape.facts import MANUAL, ModuleFacts
+from codemods.tape.sites import Reject
+
+TRAINABLE_LIST_CALLS = {"tf.trainable_variables"}
+VARIABLE_CONSTRUCTORS = {"tf.Variable": 1, "tf.get_variable": 5}  # positional index of `trainable`
+
+
+class GatesMixin:
+    """The shared gates of :class:`~codemods.tape.planner.Planner`."""
+
+    facts: ModuleFacts
+
+    @staticmethod
+    def bind_args(call: cst.Call, method: str, params: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
+        """Bind a TF1 method call's arguments to its signature, as Python would; anything that
+        cannot be bound statically (``*args``, unknown names) is a decline."""
+        positional, keywords = call_args(call)
+        if positional is None:
+            raise Reject(f"`{method}` is called with `*args`/`**kwargs` {MANUAL}")
+        if len(positional) > len(params):
+            raise Reject(f"too many arguments to `{method}` {MANUAL}")
+        args = dict(zip(params, positional))
+        for key, value in keywords.items():
+            if key not in params or key in args:
+                raise Reject(f"unexpected argument `{key}` to `{method}` {MANUAL}")
+            args[key] = value
+        return args
+
+    @staticmethod
+    def check_uncarried(args: Dict[str, cst.BaseExpression], names: Sequence[str], method: str) -> None:
+        """Gate: arguments a tape cannot reproduce. Their defaults are fine, and so is
+        ``colocate_gradients_with_ops`` (device placement only: the same values on one device);
+        ``aggregation_method`` changes the summation order, ``grad_loss``/``grad_ys`` the seed."""
+        for key in names:
+            value = args.get(key)
+            if value is None or key == "colocate_gradients_with_ops":
+                continue
+            if isinstance(value, cst.Name) and value.value == "None" and key != "gate_gradients":
+                continue
+            if key == "gate_gradients" and (
+                    (isinstance(value, cst.Integer) and value.value == "1")
+                    or (isinstance(value, cst.Attribute) and value.attr.value == "GATE_OP")):
+                continue
+            raise Reject(f"`{method}(..., {key}=...)` has no `tf.GradientTape` equivalent {MANUAL}")
+
+    def is_callable_loss(self, loss: cst.BaseExpression) -> bool:
+        if isinstance(loss, cst.Lambda):
+            if loss.params.params or loss.params.star_arg != cst.MaybeSentinel.DEFAULT or loss.params.kwonly_params:
+                raise Reject(f"the loss lambda takes parameters {MANUAL}")
+            return True
+        if isinstance(loss, cst.Name):
+            found = self.facts.assignments(loss)
+            if found and all(isinstance(a, Assignment) and isinstance(a.node, cst.FunctionDef) for a in found):
+                return True
+            values = [self.facts.assigned_value(a) for a in found]
+            if values and all(isinstance(v, cst.Lambda) for v in values):
+                return True
+            if any(isinstance(a, Assignment) and isinstance(a.node, cst.Param) for a in found):
+                raise Reject(f"the loss `{loss.value}` is a parameter (a tensor or a callable computed by the "
+                             f"caller, maybe in another file); a tape must record its computation {MANUAL}")
+        return False
+
+    def var_list(self, var_list: Optional[cst.BaseExpression], what: str) -> Optional[str]:
+        """Gate: the variables the rewrite differentiates are the ones ``what`` did. Absent: TF1's
+        default, ``trainable_variables()`` (plus the TRAINABLE_RESOURCE_VARIABLES collection,
+        which :meth:`ModuleFacts.variable_set_gate` proves empty). Given: every variable must be
+        provably trainable (a tape watches only trainable variables)."""
+        gate = self.facts.variable_set_gate()
+        if gate:
+            raise Reject(gate)
+        if var_list is None or (isinstance(var_list, cst.Name) and var_list.value == "None"):
+            return self.facts.spelling.v1_name("trainable_variables()")
+        if not self.trainable(var_list):
+            raise Reject(f"cannot show that every variable in `{self.facts.code(var_list, 60)}` is trainable: "
+                         f"{what} differentiates any variable, a `tf.GradientTape` only watches trainable ones "
+                         f"{MANUAL}")
+        return self.facts.code(var_list)
+
+    def trainable(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether ``expr`` provably evaluates to trainable variables only."""
+        if depth > 5:
+            return False
+        if isinstance(expr, cst.Call):
+            names = self.facts.tf_names(expr.func)
+            if names & TRAINABLE_LIST_CALLS:
+                return True
+            if "tf.get_collection" in names and expr.args:
+                return "tf.GraphKeys.TRAINABLE_VARIABLES" in self.facts.tf_names(expr.args[0].value)
+            if isinstance(expr.func, cst.Name) and expr.func.value == "list" and len(expr.args) == 1:
+                return self.trainable(expr.args[0].value, depth + 1)
+            return False
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in ("trainable_variables", "trainable_weights")
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
+            # `tf.trainable_variables()[:2]`: a slice of a list of trainable variables is one too (an
+            # index is not a list: tape.gradient would return one tensor where TF1 returned a list)
+            return self.trainable(expr.value, depth + 1)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return bool(expr.elements) and all(
+                not isinstance(e, cst.StarredElement) and self._trainable_variable(e.value) for e in expr.elements)
+        if isinstance(expr, cst.ListComp):
+            comp = expr.for_in
+            return (comp.inner_for_in is None and isinstance(comp.target, cst.Name)
+                    and isinstance(expr.elt, cst.Name) and expr.elt.value == comp.target.value
+                    and self.trainable(comp.iter, depth + 1))
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self.trainable(expr.left, depth + 1) and self.trainable(expr.right, depth + 1)
+        if isinstance(expr, cst.Name):
+            found = self.facts.assignments(expr)
+            if len(found) != 1:
+                return False
+            value = self.facts.assigned_value(found[0])
+            return value is not None and self.trainable(value, depth + 1)
+        return False
+
+    def _trainable_variable(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            found = self.facts.assignments(expr)
+            if len(found) != 1:
+                return False
+            value = self.facts.assigned_value(found[0])
+            if value is None:
+                return False
+            expr = value
+        if isinstance(expr, cst.Call):
+            names = self.facts.tf_names(expr.func) & set(VARIABLE_CONSTRUCTORS)
+            if not names:
+                return False
+            positional, keywords = call_args(expr)
+            if positional is None:
+                return False
+            position = VARIABLE_CONSTRUCTORS[sorted(names)[0]]
+            flag = keywords.get("trainable", positional[position] if len(positional) > position else None)
+            return flag is None or (isinstance(flag, cst.Name) and flag.value == "True")
+        return False
+
+    def compat_rename(self, ctor: cst.Call) -> Dict[cst.CSTNode, str]:
+        """Spell a TF1 optimizer constructor as ``tf.compat.v1.train.X`` if it is not already
+        (graph-mode modules keep TF1 optimizers: Keras 3 optimizers do not run in TF1 graphs)."""
+        from codemods._names import TF1_OPTIMIZERS
+
+        names = self.facts.tf_names(ctor.func) & TF1_OPTIMIZERS
+        if not names:
+            return {}
+        cls = sorted(names)[0].split(".")[-1]
+        current = self.facts.code(ctor.func)
+        wanted = self.facts.spelling.v1_name(f"train.{cls}")
+        if current == wanted or any(q.startswith("tensorflow.compat.v1.") for q in self.facts.qualified(ctor.func)):
+            return {}
+        return {ctor.func: wanted}

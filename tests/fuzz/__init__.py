@@ -1,0 +1,1 @@
+"""The differential fuzzer of the codemods (issue 9): see ``docs/fuzzing.md``."""

@@ -1,28 +1,37 @@
-"""What every tfclip codemod shares: diagnostics, fix safety, ``# noqa`` and options.
+"""What every tfclip codemod shares: diagnostics, fix safety, ``# noqa``, options, and the
+contract a rule class is checked against when it is created.
 
-Each rule is a :class:`TfcCodemod` (a libcst ``VisitorBasedCodemodCommand``). A rule
-*reports* every site it recognises, through :meth:`TfcCodemod.report`, and rewrites it
-only when :meth:`TfcCodemod.may_fix` says so (fixes enabled, safe or ``--unsafe-fixes``,
-no ``# noqa``). Diagnostics are collected in ``context.scratch`` so the engine (and the
-CLI) can read positions; under ``python -m libcst.tool codemod`` they also become
-libcst warnings.
+Each rule is a :class:`TfcCodemod` (a libcst ``VisitorBasedCodemodCommand``) in a file
+``codemods/tfcNNN_<what_it_fixes>.py``; the registry finds it there (``codemods._registry``).
+A rule *reports* every site it recognises, through :meth:`TfcCodemod.report`, and
+rewrites it only when :meth:`TfcCodemod.may_fix` says so (fixes enabled, safe or
+``--unsafe-fixes``, no ``# noqa``). Diagnostics are collected in ``context.scratch`` so
+the engine (and the CLI) can read positions; under ``python -m libcst.tool codemod`` they
+also become libcst warnings.
+
+A rule class declares ``CODE``, ``NAME``, ``SUMMARY``, ``PHASE`` and ``SITES`` (what the
+pre-pass looks for, ``codemods._prepass``), and its docstring is its documentation with
+ruff's headings. :func:`check_rule` enforces all of that when the class is created, so a
+rule that breaks the contract fails at import with a message saying what to add.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import ClassVar, Iterator, List, Optional
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemods._core import Diagnostic, FixSafety
+from codemods._core import RULE_MODULE, Diagnostic, FixSafety, Phase
+from codemods._prepass import Spec, from_tokens
 
-__all__ = ["Diagnostic", "FixSafety", "TfcCodemod", "noqa_codes"]
+__all__ = ["Diagnostic", "FixSafety", "Phase", "RuleDefinitionError", "TfcCodemod", "check_rule", "noqa_codes"]
 
 DIAGNOSTICS_KEY = "tfclip.diagnostics"
 # The engine (codemods.api) puts one MetadataWrapper here for all rules that see the same
@@ -30,8 +39,16 @@ DIAGNOSTICS_KEY = "tfclip.diagnostics"
 SHARED_WRAPPER_KEY = "tfclip.shared_wrapper"
 # ...and one dict for analyses several rules share (valid while the module is unchanged).
 SHARED_CACHE_KEY = "tfclip.shared_cache"
+# ...and the rule set the engine runs (all of it, whatever --select says): the TF 2 planner
+# asks every site rule of that set, so a site is claimed by the same rule under any selection.
+ENGINE_RULES_KEY = "tfclip.rules"
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+
+# The rule documentation headings (ruff's), in this order.
+DOC_HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
+_CODE = re.compile(r"^TFC\d{3}$")
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 def noqa_codes(line: str) -> Optional[frozenset]:
@@ -45,23 +62,118 @@ def noqa_codes(line: str) -> Optional[frozenset]:
     return frozenset(c.strip().upper() for c in codes.split(","))
 
 
+class RuleDefinitionError(TypeError):
+    """A rule class does not follow the rule contract (raised when the class is created)."""
+
+
+def _is_rule_module(module: str) -> Optional[str]:
+    """The ``NNN`` of a ``tfcNNN_<name>`` module, else None."""
+    match = RULE_MODULE.match(module.rsplit(".", 1)[-1])
+    return match.group(1) if match else None
+
+
+def _uses_matcher_decorators(cls: type) -> bool:
+    """Whether any attribute of ``cls`` carries a libcst matcher decorator (if libcst's
+    decorator markers cannot be found, assume it does: the full libcst behaviour)."""
+    try:
+        from libcst.matchers import _decorators as marks
+
+        names = (marks.CONSTRUCTED_VISIT_MATCHER_ATTR, marks.CONSTRUCTED_LEAVE_MATCHER_ATTR,
+                 marks.VISIT_POSITIVE_MATCHER_ATTR, marks.VISIT_NEGATIVE_MATCHER_ATTR)
+    except (ImportError, AttributeError):  # pragma: no cover - another libcst
+        return True
+    for attr in dir(cls):
+        value = inspect.getattr_static(cls, attr, None)
+        value = getattr(value, "__func__", value)  # staticmethod / classmethod
+        if any(hasattr(value, name) for name in names):
+            return True
+    return False
+
+
+def check_rule(cls: type, *, codemod: bool = True) -> None:
+    """Raise :class:`RuleDefinitionError` unless ``cls`` is a complete rule: ``CODE``
+    (``TFC`` + 3 digits, matching its file's number), ``NAME`` (kebab-case), ``SUMMARY``,
+    a docstring with ruff's headings in order, and for a codemod a ``PHASE`` and ``SITES``."""
+    where = f"{cls.__module__}.{cls.__qualname__}"
+
+    def fail(problem: str, remedy: str) -> None:
+        raise RuleDefinitionError(f"rule {where}: {problem}; {remedy} (see codemods/_base.py, check_rule)")
+
+    code = getattr(cls, "CODE", "")
+    if not isinstance(code, str) or not _CODE.match(code):
+        fail(f"CODE is {code!r}", "set CODE = \"TFCnnn\" (TFC + three digits, never reused)")
+    number = _is_rule_module(cls.__module__)
+    if number is not None and code != f"TFC{number}":
+        fail(f"CODE {code!r} does not match its file {cls.__module__}", f"name the file tfc{code[3:]}_<what>.py")
+    name = getattr(cls, "NAME", "")
+    if not isinstance(name, str) or not _NAME.match(name):
+        fail(f"NAME is {name!r}", "set NAME to a kebab-case name, e.g. \"contrib-optimize-loss\"")
+    summary = getattr(cls, "SUMMARY", "")
+    if not isinstance(summary, str) or not summary.strip():
+        fail("SUMMARY is empty", "set SUMMARY to the one-line description `tfclip-migrate rules` lists")
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    at = 0
+    for heading in DOC_HEADINGS:
+        found = re.search(rf"^{re.escape(heading)}\s*$", doc[at:], re.M)
+        if found is None:
+            fail(f"its docstring lacks the heading {heading!r} (or has it out of order)",
+                 "write the docstring as the rule's documentation with ruff's headings: "
+                 + " / ".join(h[3:] for h in DOC_HEADINGS))
+        at += found.end()
+    if not codemod:
+        return
+    if not isinstance(getattr(cls, "PHASE", None), Phase):
+        fail(f"PHASE is {getattr(cls, 'PHASE', None)!r}",
+             "set PHASE to a codemods._core.Phase (TF2_FORM, REPORT or COMPAT): it orders the rules")
+    sites = cls.sites()  # type: ignore[attr-defined]
+    if not isinstance(sites, Spec):
+        fail(f"SITES is {sites!r}", "set SITES to a codemods._prepass spec, e.g. method_calls(\"minimize\")")
+    description = getattr(cls, "DESCRIPTION", "")
+    if not isinstance(description, str) or not description.strip():
+        fail("DESCRIPTION is empty", "leave DESCRIPTION out (it defaults to SUMMARY) or set it")
+
+
 class TfcCodemod(VisitorBasedCodemodCommand):
-    """Base class of every rule. Subclasses set ``CODE``, ``NAME`` and ``SUMMARY``;
-    the class docstring is the rule's documentation (ruff's headings: What it does /
-    Why is this bad? / Example / Use instead / Fix safety)."""
+    """Base class of every rule. Subclasses set ``CODE``, ``NAME``, ``SUMMARY``, ``PHASE``
+    and ``SITES``; the class docstring is the rule's documentation (ruff's headings: What
+    it does / Why is this bad? / Example / Use instead / Fix safety). Checked when the
+    class is created (:func:`check_rule`) for every class that sets its own ``CODE`` or
+    lives in a ``tfcNNN_*`` module; base classes shared by rules set neither."""
 
     CODE: ClassVar[str] = ""
     NAME: ClassVar[str] = ""
     SUMMARY: ClassVar[str] = ""
-    # Cheap text pre-filter: the rule can only fire if one of these substrings occurs...
+    PHASE: ClassVar[Optional[Phase]] = None
+    # What the pre-pass looks for (codemods._prepass): a necessary condition for this rule to
+    # report or rewrite anything. A file for which it does not hold never reaches the rule.
+    SITES: ClassVar[Optional[Spec]] = None
+    # Legacy text pre-filter, used only when SITES is not set: one of TOKENS must occur, and
+    # one of each group of REQUIRES (neither set: the rule runs on every file).
     TOKENS: ClassVar[tuple] = ()
-    # ...and, for each group here, one of the group's substrings too (every name a rule
-    # matches must be spelled somewhere in the file, in an import or an attribute).
     REQUIRES: ClassVar[tuple] = ()
     # Positions are resolved lazily (see :meth:`position`): files without findings skip them.
     METADATA_DEPENDENCIES = ()
 
     DESCRIPTION: str = "tfclip-compat rule"
+
+    # True when the class uses libcst's matcher decorators (@m.visit, @m.call_if_inside...);
+    # otherwise instances skip their per-instance gathering and per-node bookkeeping.
+    _MATCHER_DECORATED: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init_subclass__(**kwargs)
+        cls._MATCHER_DECORATED = _uses_matcher_decorators(cls)
+        if "CODE" in cls.__dict__ or _is_rule_module(cls.__module__) is not None:
+            if "DESCRIPTION" not in cls.__dict__ and isinstance(getattr(cls, "SUMMARY", None), str):
+                cls.DESCRIPTION = cls.SUMMARY  # what `python -m libcst.tool codemod` shows
+            check_rule(cls)
+
+    @classmethod
+    def sites(cls) -> Spec:
+        """The pre-pass spec: ``SITES``, or the legacy ``TOKENS``/``REQUIRES`` as text."""
+        if cls.SITES is not None:
+            return cls.SITES
+        return from_tokens(tuple(cls.TOKENS), tuple(tuple(g) for g in cls.REQUIRES))
 
     def __init__(
         self,
@@ -70,12 +182,43 @@ class TfcCodemod(VisitorBasedCodemodCommand):
         add_clip_norm: Optional[float] = None,
         apply_fixes: bool = True,
     ) -> None:
-        super().__init__(context)
+        if self._MATCHER_DECORATED:
+            super().__init__(context)
+        else:
+            # ContextAwareTransformer.__init__ without MatcherDecoratableTransformer's search
+            # of every attribute for matcher decorators (milliseconds per rule and file).
+            Codemod.__init__(self, context)
+            cst.CSTTransformer.__init__(self)
+            self._matchers = {}
+            self._extra_visit_funcs = {}
+            self._extra_leave_funcs = {}
         self.unsafe_fixes = unsafe_fixes
         self.add_clip_norm = add_clip_norm
         self.apply_fixes = apply_fixes
         self._lines_for: Optional[int] = None
         self._lines: List[str] = []
+
+    # Without matcher decorators, a node's visit is CSTTransformer's: skip the matcher
+    # bookkeeping libcst does for every node (several calls per node and traversal).
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._MATCHER_DECORATED:
+            return super().on_visit(node)
+        return cst.CSTTransformer.on_visit(self, node)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        if self._MATCHER_DECORATED:
+            return super().on_leave(original_node, updated_node)
+        return cst.CSTTransformer.on_leave(self, original_node, updated_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if self._MATCHER_DECORATED:
+            return super().on_visit_attribute(node, attribute)
+        return cst.CSTTransformer.on_visit_attribute(self, node, attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if self._MATCHER_DECORATED:
+            return super().on_leave_attribute(original_node, attribute)
+        return cst.CSTTransformer.on_leave_attribute(self, original_node, attribute)
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -111,10 +254,8 @@ class TfcCodemod(VisitorBasedCodemodCommand):
 
     @classmethod
     def may_apply(cls, source: str) -> bool:
-        """The text pre-filter: False means this rule cannot fire on ``source``."""
-        return any(token in source for token in cls.TOKENS) and all(
-            any(token in source for token in group) for group in cls.REQUIRES
-        )
+        """The text stage of the pre-pass: False means this rule cannot fire on ``source``."""
+        return cls.sites().on_text(source)
 
     # -- helpers for rules -------------------------------------------------------------
 

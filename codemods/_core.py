@@ -1,9 +1,10 @@
-"""The engine's vocabulary, free of libcst and TensorFlow: findings, options, decoding and
-the text pre-filter table.
+"""The engine's vocabulary, free of libcst and TensorFlow: findings, options, rule phases
+and decoding.
 
-The CLI imports only this module until a file passes the pre-filter, so a run over files
-without any candidate token (the usual pre-commit case) never pays for importing libcst.
-``codemods.api`` and ``codemods._base`` re-export these names.
+The CLI imports only libcst-free modules (this one, ``_prepass``, ``_registry``) until a
+file passes the pre-filter, so a run over files without any candidate (the usual
+pre-commit case) never pays for importing libcst. ``codemods.api`` and ``codemods._base``
+re-export these names.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import codecs
 import enum
 import io
+import re
 import tokenize
 from dataclasses import asdict, dataclass
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import FrozenSet, Optional, Tuple
 
 
 class FixSafety(str, enum.Enum):
@@ -48,6 +50,19 @@ class Diagnostic:
         data = asdict(self)
         data["fix"] = self.fix.value
         return data
+
+
+class Phase(enum.IntEnum):
+    """When a rule runs. Rules run in (phase, code) order; each sees the module as the rules
+    before it left it."""
+
+    TF2_FORM = 1  # rewrite to the TF 2 form (tf.GradientTape, Keras optimizers): first pick of every site
+    REPORT = 2  # advisories, and the sites the TF 2 rules recognised but could not prove
+    COMPAT = 3  # the tfclip_compat form, for whatever the TF 2 rules left
+
+
+# A rule lives in ``codemods/tfcNNN_<what_it_fixes>.py`` (``codemods._registry`` finds it there).
+RULE_MODULE = re.compile(r"^tfc(\d{3})_[a-z0-9_]+$")
 
 
 class SourceError(Exception):
@@ -105,42 +120,3 @@ def decode_source(data: bytes, *, path: str = "-") -> Tuple[str, str, bool]:
 def encode_source(text: str, encoding: str, had_bom: bool) -> bytes:
     data = text.encode(encoding)
     return codecs.BOM_UTF8 + data if had_bom else data
-
-
-# -- the text pre-filter, per rule: (TOKENS: any of, REQUIRES: each group, any of) ---------
-# The rules' own ``TOKENS`` / ``REQUIRES`` (``may_apply``) are the truth; this table lets the
-# CLI decide without importing them, and tests/test_prefilter.py checks the two agree.
-PREFILTER: Dict[str, Tuple[Tuple[str, ...], Tuple[Tuple[str, ...], ...]]] = {
-    "TFC101": (("compute_gradients",), (("apply_gradients",),)),
-    "TFC102": (("gradients(",), (("apply_gradients",),)),
-    "TFC103": (("minimize",), ()),
-    "TFC104": (("enable_eager_execution", "enable_v2_behavior"), (("Optimizer",),)),
-    "TFC201": (
-        ("distribute",),
-        (("clip_by_global_norm", "clip_by_norm", "clip_by_average_norm", "clipnorm"), ("run", "clipnorm")),
-    ),
-    "TFC202": (("compute_gradients", "minimize", "gradients("), (("minimize", "apply_gradients"),)),
-    "TFC001": (("contrib",), (("getattr", "clip_gradients_by_norm"),)),
-    "TFC002": (
-        ("contrib",),
-        (("getattr", "create_train_op", "clip_gradient_norms", "add_gradients_summaries", "multiply_gradients"),),
-    ),
-    "TFC003": (("contrib",), (("getattr", "optimize_loss", "adaptive_clipping_fn"),)),
-    "TFC004": (("clip_by_average_norm",), ()),
-}
-
-
-def text_may_apply(tokens: Tuple[str, ...], requires: Tuple[Tuple[str, ...], ...], source: str) -> bool:
-    """One of ``tokens`` occurs in ``source``, and one of each group of ``requires``."""
-    return any(token in source for token in tokens) and all(
-        any(token in source for token in group) for group in requires
-    )
-
-
-def may_contain_targets_static(source: str, options: Options = Options()) -> bool:
-    """The pre-filter from :data:`PREFILTER` alone (no rule imported)."""
-    return any(
-        text_may_apply(tokens, requires, source)
-        for code, (tokens, requires) in PREFILTER.items()
-        if enabled(code, options)
-    )

@@ -4,15 +4,15 @@ and never writes: the result (new bytes, a diff, findings) goes back to the main
 process, which alone writes files (``codemods._writes``), so a signal or a dying worker
 can never leave a half-done write behind.
 
-The engine (and with it libcst) is imported only for a file that passes the text
-pre-filter, so a run over files without any candidate token never loads libcst.
+The pre-pass (``codemods._prepass``: a text stage, then CPython's ``ast``) decides which
+rules a file needs from the static rule index, without the rules; libcst is imported only
+for a file some rule may fire on, so a run over files without candidates never loads it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
@@ -21,6 +21,7 @@ from codemods._discovery import Target
 from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
+    from codemods._cache import Cache
     from codemods._core import Diagnostic, Options
 
 UNPARSABLE_CODE = UnparsableFile.CODE
@@ -40,6 +41,8 @@ class Settings:
     diff: bool = False  # compute a unified diff of the rewrite
     report_unparsable: bool = True  # TFC900 selected
     max_size: int = DEFAULT_MAX_SIZE  # bytes of Python a file may have to be parsed; 0 = any
+    rules: Optional[Tuple[type, ...]] = None  # the rule classes to run; None = the package's
+    cache: Optional["Cache"] = None  # the result cache (codemods._cache); None = --no-cache
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class FileReport:
     snapshot: Optional[_writes.Snapshot] = None
     digest: Optional[str] = None  # of the bytes read (compare-and-swap)
     written: bool = False
+    cache_key: Optional[str] = None  # set when the result may be stored in the cache
 
     def not_written(self, reason: str) -> None:
         """The new content was not written: an error, and no fix counts as applied."""
@@ -95,17 +99,11 @@ class FileReport:
         ]
 
 
-def _may_contain_targets(text: str, options: "Options") -> bool:
-    """The text pre-filter. Until the rules are loaded (the first file that passes loads them)
-    it is read from the libcst-free table in ``codemods._core``, so a run over files without
-    any candidate token never imports libcst; tests/test_prefilter.py keeps the two equal."""
-    if "codemods._registry" not in sys.modules:
-        from codemods._core import may_contain_targets_static
+def _may_contain_targets(text: str, settings: Settings) -> bool:
+    """The text stage of the pre-pass (from the static rule index: no rule, no libcst)."""
+    from codemods._registry import prefilter_specs
 
-        return may_contain_targets_static(text, options)
-    from codemods.api import may_contain_targets
-
-    return may_contain_targets(text, options)
+    return any(spec.on_text(text) for _, spec in prefilter_specs(settings.options, settings.rules))
 
 
 def _unparsable(
@@ -173,17 +171,22 @@ def _process_python(settings: Settings, display: str, data: bytes, report: FileR
         _skip(settings, report, exc.reason, _decode_position(data, exc.reason))
         return None
     report.encoding = encoding
-    if not _may_contain_targets(text, settings.options):
+    if not _may_contain_targets(text, settings):
         return None
     too_large = _too_large(settings, len(data))
     if too_large:
         _skip(settings, report, too_large)
         return None
-    from codemods.api import migrate_bytes
+    if _from_cache(settings, data, False, report):
+        return None
+    from codemods.api import migrate_bytes, select_rules
 
     report.parsed = True
     try:
-        new, result = migrate_bytes(data, settings.options, path=display)
+        selection = select_rules(text, settings.options, settings.rules)
+        if not selection.codes:
+            return None  # CPython's tree has no site any rule looks for: libcst is not needed
+        new, result = migrate_bytes(data, settings.options, path=display, rules=settings.rules, selection=selection)
     except SourceError as exc:
         _skip(settings, report, exc.reason)
         return None
@@ -197,6 +200,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
 
     from codemods import _notebooks
 
+    if _from_cache(settings, data, True, report):
+        return None
     try:
         nb = _notebooks.load_notebook(data)
     except _notebooks.NotebookError as exc:
@@ -206,7 +211,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         return None
     options = settings.options
     cells = list(nb.code_cells())
-    if not _may_contain_targets("\n".join(source for _, source in cells), options):
+    if not _may_contain_targets("\n".join(source for _, source in cells), settings):
         return None
     report.parsed = True
     notes: List[str] = []  # why fixes are not applied (notebook-level TFC900 notes)
@@ -244,7 +249,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
 
     run_options = dataclasses.replace(options, apply_fixes=apply)
     try:
-        result = migrate_source(program.source, run_options, path=display)
+        result = migrate_source(program.source, run_options, path=display, rules=settings.rules)
     except SourceError as exc:
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
@@ -258,7 +263,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
             new_sources = program.split(result.code)
         except _notebooks.CellBoundaryError as exc:
             notes.append(exc.reason)
-            result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display)
+            result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display,
+                                    rules=settings.rules)
     for note in notes if options.apply_fixes else []:
         _add(report, _unparsable(settings, display, f"fixes not applied: {note}"))
     for diag in result.diagnostics:
@@ -268,6 +274,40 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     for number, source in new_sources.items():
         nb.set_source(number, source)
     return nb.dump() if new_sources else None
+
+
+def _from_cache(settings: Settings, data: bytes, notebook: bool, report: FileReport) -> bool:
+    """Fill ``report`` from the cache entry for these bytes, if there is one; else remember
+    the key, so :func:`process` stores the result (``codemods._cache``)."""
+    if settings.cache is None:
+        return False
+    from codemods import _cache
+
+    key = settings.cache.key(data, notebook)
+    entry = settings.cache.get(key)
+    if entry is None:
+        report.cache_key = key
+        return False
+    report.status = entry["status"]
+    report.reason = entry["reason"]
+    report.parsed = entry["parsed"]
+    report.encoding = entry["encoding"]
+    report.findings = _cache.decode_findings(entry["findings"], report.display)
+    return True
+
+
+def _to_cache(settings: Settings, report: FileReport) -> None:
+    """Store an outcome that writes nothing (unchanged, or skipped as TFC900)."""
+    if settings.cache is None or report.cache_key is None:
+        return
+    if report.status not in ("unchanged", "skipped") or report.new is not None:
+        return
+    from codemods import _cache
+
+    settings.cache.put(report.cache_key, {
+        "status": report.status, "reason": report.reason, "parsed": report.parsed, "encoding": report.encoding,
+        "findings": _cache.encode_findings(report.findings),
+    })
 
 
 def _add(report: FileReport, finding: Optional[Finding]) -> None:
@@ -296,6 +336,7 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None) ->
                 from codemods._report import unified_diff_bytes
 
                 report.diff = unified_diff_bytes(data, new, target.display)
+        _to_cache(settings, report)
     except RecursionError:  # a rule recursed too deep on this file: leave it alone, go on
         _skip(settings, report, "too deeply nested for the rules (RecursionError)")
         report.new = report.diff = None

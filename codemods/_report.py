@@ -10,7 +10,14 @@ JSON format (``--format json``): one document on stdout (stderr in stdin ``fix``
 where stdout carries the code), always -- usage and configuration errors included; its
 schema is in docs/cli.md (``SCHEMA`` below is its version).
 
-Imports neither libcst nor TensorFlow.
+Memory stays flat in the number of files: each file's report is printed (text) and folded
+into a :class:`Tally` as it arrives, and nothing else of it is kept; in JSON mode its
+entries are serialised at once into a :class:`Spool` (on disk beyond a few MB) from which
+the document is streamed at the end, byte for byte what ``json.dumps(document,
+indent=2)`` gives.
+
+Imports neither libcst nor TensorFlow. Longer than ~400 lines because it is all of the run's
+output in one place: per-file lines, diffs, the summary, and the streamed JSON document.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from typing import IO, TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods._discovery import Discovery, Target
@@ -114,6 +121,92 @@ def file_status(report: "FileReport", mode: str) -> str:
     return {"error": "failed"}.get(report.status, report.status)
 
 
+class Tally:
+    """The run's numbers, folded in report by report (no report is kept)."""
+
+    def __init__(self) -> None:
+        self.statuses: Counter = Counter()  # file_status -> count
+        self.reports = 0
+        self.parsed = 0
+        self.by_code: Dict[str, Dict[str, int]] = {}
+        self.safe_left = 0
+        self.unsafe_left = 0
+        self.unapplied = 0  # findings not fixed (exit code 1)
+        self.changed = 0  # reports with new content (written or not)
+
+    def add(self, report: "FileReport", mode: str) -> None:
+        from codemods._core import FixSafety
+
+        self.reports += 1
+        self.parsed += bool(report.parsed)
+        self.statuses[file_status(report, mode)] += 1
+        self.changed += report.status == "changed"
+        for finding in report.findings:
+            diag = finding.diagnostic
+            entry = self.by_code.setdefault(diag.code, {"found": 0, "fixed": 0})
+            entry["found"] += 1
+            if diag.applied:
+                entry["fixed"] += 1
+                continue
+            self.unapplied += 1
+            if diag.fix is FixSafety.SAFE:
+                self.safe_left += 1
+            elif diag.fix is FixSafety.UNSAFE:
+                self.unsafe_left += 1
+
+
+class Spool:
+    """The entries of one JSON list, serialised as they come (indented for their place in
+    the document) and kept in a temporary file once they pass ``max_size`` characters."""
+
+    def __init__(self, max_size: int = 4 << 20) -> None:
+        self.max_size = max_size
+        self.count = 0
+        self._parts: List[str] = []
+        self._size = 0
+        self._file: Optional[IO[str]] = None
+
+    def add(self, entry: Dict[str, Any]) -> None:
+        import json
+
+        text = json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        text = ("" if not self.count else ",\n") + "    " + text
+        self.count += 1
+        if self._file is not None:
+            self._file.write(text)
+            return
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size > self.max_size:
+            import tempfile
+
+            self._file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
+            self._file.write("".join(self._parts))
+            self._parts = []
+
+    def chunks(self) -> Iterator[str]:
+        """The list's text (``[]``, or ``[`` + entries + ``]`` as ``json.dumps`` nests it)."""
+        if not self.count:
+            yield "[]"
+            return
+        yield "[\n"
+        if self._file is None:
+            yield from self._parts
+        else:
+            self._file.seek(0)
+            while True:
+                chunk = self._file.read(1 << 20)
+                if not chunk:
+                    break
+                yield chunk
+        yield "\n  ]"
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 class Reporter:
     """Everything a ``check`` / ``fix`` run prints, in text or JSON."""
 
@@ -137,8 +230,9 @@ class Reporter:
         self.errors: List[Tuple[Optional[str], str]] = []
         self.warnings: List[str] = []
         self.skipped: List[Tuple[str, str]] = []  # paths passed over before processing
-        self.files: List[Dict[str, Any]] = []
-        self.findings: List[Dict[str, Any]] = []
+        self.tally = Tally()
+        self.files = Spool()  # JSON entries (filled in JSON mode only)
+        self.findings = Spool()
 
     # -- streams -----------------------------------------------------------------------
 
@@ -184,22 +278,28 @@ class Reporter:
     def skip(self, path: str, reason: str) -> None:
         """A path passed over before processing (walk: special file, unlistable dir)."""
         self.skipped.append((path, reason))
-        self.files.append({"path": path, "status": "skipped", "reason": reason})
-        if not self.json:
+        if self.json:
+            self.files.add({"path": path, "status": "skipped", "reason": reason})
+        else:
             self._emit(self.err, f"{path}: skipped: {reason}\n")
 
     def file(self, report: "FileReport") -> None:
-        """One processed file: its status line, findings and diff."""
-        entry: Dict[str, Any] = {"path": report.display, "status": file_status(report, self.mode), "reason": report.reason}
-        if self.mode == "diff":
-            entry["diff"] = report.diff.decode(report.encoding, "replace") if report.diff else None
-        self.files.append(entry)
+        """One processed file: its status line, findings and diff (then it is forgotten:
+        only its numbers stay, in :attr:`tally`)."""
+        self.tally.add(report, self.mode)
+        if self.json:
+            entry: Dict[str, Any] = {"path": report.display, "status": file_status(report, self.mode),
+                                     "reason": report.reason}
+            if self.mode == "diff":
+                entry["diff"] = report.diff.decode(report.encoding, "replace") if report.diff else None
+            self.files.add(entry)
         if report.status == "error":
             self.error(report.display, report.reason)
         elif report.written and self.mode == "write" and not self.quiet:
             self._emit(self.err, f"Rewriting {report.display}\n")
         if self.json:
-            self.findings.extend(finding.to_json() for finding in report.findings)
+            for finding in report.findings:
+                self.findings.add(finding.to_json())
             return
         if self.mode == "diff" and report.diff:
             self.stdout_bytes(report.diff)
@@ -208,12 +308,13 @@ class Reporter:
             self._emit(self.main_stream, lines)
 
     def not_processed(self, targets: Sequence["Target"]) -> None:
+        if not self.json:
+            return
         for target in targets:
-            self.files.append({"path": target.display, "status": "not-processed", "reason": "the run was interrupted"})
+            self.files.add({"path": target.display, "status": "not-processed", "reason": "the run was interrupted"})
 
     def finish(
         self,
-        reports: Sequence["FileReport"],
         found: Optional["Discovery"],
         exit_code: int,
         interrupted: Optional[str] = None,
@@ -221,30 +322,52 @@ class Reporter:
         summary: bool = True,
     ) -> None:
         """The summary (stderr) or the JSON document."""
-        numbers = _numbers(reports, found, self.skipped, self.mode)
+        numbers = _numbers(self.tally, found, self.skipped)
         if self.json:
-            import json
-
-            document = {
-                "tool": PROG,
-                "schema": SCHEMA,
-                "command": self.command,
-                "mode": self.mode,
-                "exit_code": exit_code,
-                "interrupted": interrupted,
-                "findings": self.findings,
-                "files": self.files,
-                "errors": [{"path": path, "message": message} for path, message in self.errors],
-                "warnings": list(self.warnings),
-                "summary": numbers if summary and self.command in ("check", "fix") else None,
-            }
-            self._emit(self.main_stream, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+            self._emit_document(exit_code, interrupted, numbers if summary and self.command in ("check", "fix") else None)
         if not summary or self.quiet or self.command not in ("check", "fix") or self.mode == "stdin":
             return
         text = _summary_text(self.command, self.mode, numbers, interrupted, not_processed)
         if self.json:
             return  # the numbers are in the document; stderr stays for errors
         self._emit(self.err, text)
+
+
+    _FINDINGS, _FILES = "\x00findings\x00", "\x00files\x00"
+
+    def _emit_document(self, exit_code: int, interrupted: Optional[str], numbers: Optional[Dict[str, Any]]) -> None:
+        """The JSON document, streamed: the spooled lists go out chunk by chunk."""
+        import json
+
+        document = {
+            "tool": PROG,
+            "schema": SCHEMA,
+            "command": self.command,
+            "mode": self.mode,
+            "exit_code": exit_code,
+            "interrupted": interrupted,
+            "findings": self._FINDINGS,
+            "files": self._FILES,
+            "errors": [{"path": path, "message": message} for path, message in self.errors],
+            "warnings": list(self.warnings),
+            "summary": numbers,
+        }
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        head, rest = text.split(json.dumps(self._FINDINGS), 1)
+        middle, tail = rest.split(json.dumps(self._FILES), 1)
+        pieces = [head, *self.findings.chunks(), middle, *self.files.chunks(), tail]
+        stream = self.main_stream
+        buffered: List[str] = []
+        size = 0
+        for piece in pieces:  # in writes of about 1 MB
+            buffered.append(piece)
+            size += len(piece)
+            if size >= 1 << 20:
+                self._emit(stream, "".join(buffered))
+                buffered, size = [], 0
+        self._emit(stream, "".join(buffered))
+        self.findings.close()
+        self.files.close()
 
 
 def _stream_reason(exc: BaseException) -> str:
@@ -266,38 +389,22 @@ def _silence_stdout(stream: IO[str]) -> None:
         pass
 
 
-def _numbers(reports: Sequence["FileReport"], found: Optional["Discovery"], skipped, mode: str) -> Dict[str, Any]:
-    from codemods._core import FixSafety
-
-    counts = Counter(file_status(report, mode) for report in reports)
-    by_code: Dict[str, Dict[str, int]] = {}
-    safe_left = unsafe_left = 0
-    for report in reports:
-        for finding in report.findings:
-            diag = finding.diagnostic
-            entry = by_code.setdefault(diag.code, {"found": 0, "fixed": 0})
-            entry["found"] += 1
-            if diag.applied:
-                entry["fixed"] += 1
-            elif diag.fix is FixSafety.SAFE:
-                safe_left += 1
-            elif diag.fix is FixSafety.UNSAFE:
-                unsafe_left += 1
-    parsed = sum(report.parsed for report in reports)
+def _numbers(tally: Tally, found: Optional["Discovery"], skipped) -> Dict[str, Any]:
+    counts, by_code, parsed = tally.statuses, tally.by_code, tally.parsed
     return {
-        "scanned": len(reports) + len(skipped),
+        "scanned": tally.reports + len(skipped),
         "rewritten": counts["rewritten"],
         "would_rewrite": counts["would-rewrite"],
         "unchanged": counts["unchanged"],
         "skipped": counts["skipped"] + len(skipped),
         "failed": counts["failed"],
         "parsed": parsed,
-        "ruled_out_by_prefilter": len(reports) - parsed,
+        "ruled_out_by_prefilter": tally.reports - parsed,
         "excluded": found.excluded if found else 0,
         "symlinks_not_followed": found.symlinks_not_followed if found else 0,
         "findings_by_code": {code: by_code[code] for code in sorted(by_code)},
-        "safe_fixes_available": safe_left,
-        "unsafe_fixes_available": unsafe_left,
+        "safe_fixes_available": tally.safe_left,
+        "unsafe_fixes_available": tally.unsafe_left,
     }
 
 

@@ -24,7 +24,7 @@ from codemods._report import PROG
 
 @dataclass
 class RunResult:
-    reports: List[FileReport] = field(default_factory=list)
+    processed: int = 0  # files reported (each handed to ``on_report``, then dropped)
     not_processed: List[Target] = field(default_factory=list)
     interrupted: Optional[_signals.Interrupted] = None
     crashes: int = 0  # worker processes that died (each named in its file's report)
@@ -66,7 +66,7 @@ def run(
         _writes.remove_temp_files()
         if progress is not None:
             progress.clear()
-    result.not_processed = list(targets[len(result.reports):])
+    result.not_processed = list(targets[result.processed:])
     return result
 
 
@@ -76,10 +76,13 @@ def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult
             with _signals.critical():
                 if write:
                     write_report(report, targets[index])
-                result.reports.append(report)
+                result.processed += 1
                 if progress is not None:
                     progress.clear()
                 on_report(report)
+                # Reported: nothing of it is kept (new content, diffs, findings), so memory
+                # stays flat in the number of files.
+                report.new = report.diff = report.snapshot = None
                 if progress is not None:
                     progress.step()
 

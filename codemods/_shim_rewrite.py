@@ -42,6 +42,7 @@ from libcst.metadata import (
 from codemods._base import FixSafety, TfcCodemod
 from codemods._contrib_signatures import HELPERS, SHIM_MISSING, HelperSpec
 from codemods._names import canonical, canonical_names
+from codemods._prepass import Spec, all_of, any_of, dynamic_access, names, star_import
 
 SHIM_MODULE = "tfclip_compat"
 
@@ -59,6 +60,27 @@ def _dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def shim_sites(targets: Mapping[str, str], namespaces: FrozenSet[str]) -> Spec:
+    """What the pre-pass looks for, from a rule's tables. Every finding is at a node whose
+    qualified name (built by libcst from an import and an attribute chain, every part of it
+    spelled in the code) is one of ``targets`` -- so the helper's own name is spelled there --
+    or one of ``namespaces``: a star import from it, a ``getattr``-style lookup into it, or
+    the module used as a value in a file that also spells a helper. So every part shared by
+    all the names (``contrib``) is spelled, and one of their module parts after it
+    (``training`` for ``tf.contrib.training.create_train_op``) too."""
+    helpers = sorted({target.rsplit(".", 1)[1] for target in targets})
+    found = names(*helpers)
+    if namespaces:
+        parts = sorted({part for module in namespaces for part in module.split(".")[1:2]})
+        found = any_of(found, star_import(*parts), dynamic_access(*parts))
+    modules = [t.split(".")[1:-1] for t in targets] + [n.split(".")[1:] for n in sorted(namespaces)]  # after "tf"
+    if not all(module[:1] == ["contrib"] for module in modules):
+        return found
+    if all(len(module) >= 2 for module in modules):
+        found = all_of(names(*sorted({module[1] for module in modules})), found)
+    return all_of(names("contrib"), found)
+
+
 def _is_contrib_module(module: str) -> bool:
     name = canonical(module)
     return name is not None and (name == "tf.contrib" or name.startswith("tf.contrib."))
@@ -72,7 +94,6 @@ class ShimRewrite(TfcCodemod):
         ScopeProvider,
         ExpressionContextProvider,
     )
-    TOKENS: ClassVar[tuple] = ("contrib",)
     # canonical TF name (``tf.contrib.training.create_train_op``) -> shim name
     TARGETS: ClassVar[Mapping[str, str]] = {}
     # canonical module names whose dynamic use this rule reports (``tf.contrib.training``)
@@ -80,14 +101,10 @@ class ShimRewrite(TfcCodemod):
     # How the message says the helper is gone.
     GONE: ClassVar[str] = "was removed in TensorFlow 2"
 
-    @classmethod
-    def may_apply(cls, source: str) -> bool:
-        """Pre-filter: ``contrib`` and one of this rule's helper names must occur (or a
-        ``getattr``, the dynamic access this rule reports)."""
-        if not super().may_apply(source):
-            return False
-        helpers = {target.rsplit(".", 1)[1] for target in cls.TARGETS}
-        return "getattr" in source or any(helper in source for helper in helpers)
+    def __init_subclass__(cls, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        if "SITES" not in cls.__dict__ and cls.TARGETS:
+            cls.SITES = shim_sites(cls.TARGETS, cls.NAMESPACES)
+        super().__init_subclass__(**kwargs)
 
     # -- per-module state -------------------------------------------------------------
 

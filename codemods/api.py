@@ -1,4 +1,4 @@
-"""The engine: run the registered rules over one source text (or file bytes).
+"""The engine: run the rules over one source text (or file bytes).
 
 This is the one entry point the CLI, the fixture tests and the benchmarks use::
 
@@ -6,32 +6,58 @@ This is the one entry point the CLI, the fixture tests and the benchmarks use::
     result.code          # rewritten source (identical object content when nothing changed)
     result.diagnostics   # list[Diagnostic], applied fixes flagged ``applied=True``
 
-Never imports TensorFlow.
+``rules`` defaults to the package's rules (``codemods._registry``: every
+``tfcNNN_*.py`` module, ordered by phase); pass any sequence of rule classes instead.
+
+Per file, cheapest first (``codemods._prepass``): the text stage drops the rules whose
+``SITES`` cannot hold on the text; CPython parses the file (a file it rejects is a
+``SourceError``, TFC900); the ast stage drops the rules whose ``SITES`` do not hold on
+the tree. Only then is libcst imported and the file parsed by it, and only the remaining
+rules run, in order. ``prefilter=False`` runs every enabled rule (the reference the
+pre-pass is tested against).
+
+Never imports TensorFlow; imports libcst only for a file that needs a rule.
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field, replace
-from typing import List, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
-import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.metadata import MetadataWrapper
-
-from codemods._base import DIAGNOSTICS_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY
+from codemods import _registry
 from codemods._core import (  # re-exported: the engine's public vocabulary
     Diagnostic,
     FixSafety,
     Options,
+    Phase,
     SourceError,
     decode_source,
     enabled,
     encode_source,
 )
-from codemods._registry import RULES
-from codemods._splice import SpliceConflict, line_mapper, splice
+from codemods._prepass import ModuleIndex, parse_python
 from codemods.tfc900_unparsable_file import UnparsableFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    import ast
+
+__all__ = [
+    "Diagnostic",
+    "FixSafety",
+    "Options",
+    "Phase",
+    "Result",
+    "Selection",
+    "SourceError",
+    "active_rules",
+    "decode_source",
+    "default_rules",
+    "encode_source",
+    "may_contain_targets",
+    "migrate_bytes",
+    "migrate_source",
+    "select_rules",
+]
 
 
 @dataclass
@@ -41,66 +67,88 @@ class Result:
     changed: bool = False
 
 
-def active_rules(options: Options):
-    return [rule for rule in RULES if enabled(rule.CODE, options)]
+@dataclass(frozen=True)
+class Selection:
+    """What the pre-pass decided for one text: CPython's tree and the codes of the rules
+    that may fire (in run order)."""
+
+    tree: "ast.Module"
+    codes: Tuple[str, ...]
 
 
-def may_contain_targets(source: str, options: Options = Options()) -> bool:
-    """Cheap text pre-filter: False means no rule can fire, so parsing can be skipped."""
-    return any(rule.may_apply(source) for rule in active_rules(options))
+def default_rules() -> Tuple[type, ...]:
+    """The package's rules in run order (discovered once; imports libcst)."""
+    return _registry.default_rules()
 
 
-def _python3_tree(source: str) -> ast.Module:
-    """CPython's own parse of ``source``, or :class:`SourceError`.
+def __getattr__(name: str) -> Any:  # ``api.RULES``: the default rules, discovered on first use
+    if name == "RULES":
+        return default_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    libcst accepts some Python 2 (``except E, e:``) and crashes on some inputs CPython
-    rejects cleanly (1,500 nested brackets segfault its native parser; CPython's tokenizer
-    stops at 200). So nothing CPython cannot parse reaches libcst: such a file is TFC900.
+
+def active_rules(options: Options, rules: Optional[Sequence[type]] = None) -> List[type]:
+    """The rules ``options`` enables, in run order."""
+    return [rule for rule in (default_rules() if rules is None else rules) if enabled(rule.CODE, options)]
+
+
+def may_contain_targets(source: str, options: Options = Options(), rules: Optional[Sequence[type]] = None) -> bool:
+    """The text stage of the pre-pass: False means no enabled rule can fire on ``source``
+    (decided without importing the rules when ``rules`` is None)."""
+    return any(spec.on_text(source) for _, spec in _registry.prefilter_specs(options, rules))
+
+
+def select_rules(source: str, options: Options = Options(), rules: Optional[Sequence[type]] = None) -> Selection:
+    """The pre-pass (text stage, CPython parse, ast stage) without libcst; raises
+    :class:`SourceError` when CPython cannot parse a text that passed the text stage."""
+    specs = [(code, spec) for code, spec in _registry.prefilter_specs(options, rules) if spec.on_text(source)]
+    if not specs:
+        return Selection(None, ())  # type: ignore[arg-type]
+    tree = parse_python(source)
+    index = ModuleIndex.of(tree)
+    return Selection(tree, tuple(code for code, spec in specs if spec.on_index(index)))
+
+
+def migrate_source(
+    source: str,
+    options: Options = Options(),
+    *,
+    path: str = "-",
+    rules: Optional[Sequence[type]] = None,
+    prefilter: bool = True,
+    selection: Optional[Selection] = None,
+) -> Result:
+    """Run the enabled ``rules`` (default: the package's) in order over ``source``.
+
+    Raises :class:`SourceError` if the text cannot be parsed. ``selection`` is the result
+    of :func:`select_rules` for this very text and these options, when the caller has it.
     """
-    try:
-        return ast.parse(source)
-    except SyntaxError as exc:
-        where = f" (line {exc.lineno}, column {exc.offset or 1})" if exc.lineno else ""
-        raise SourceError(f"cannot parse: {exc.msg}{where}") from None
-    except (RecursionError, MemoryError):
-        raise SourceError("cannot parse: too deeply nested or too large for the parser") from None
-    except ValueError as exc:  # e.g. source code string cannot contain null bytes
-        raise SourceError(f"cannot parse: {exc}") from None
+    rule_set = tuple(default_rules() if rules is None else rules)
+    run = [rule for rule in rule_set if enabled(rule.CODE, options)]
+    if prefilter:
+        if selection is None:
+            selection = select_rules(source, options, rule_set)
+        wanted = set(selection.codes)
+        run = [rule for rule in run if rule.CODE in wanted]
+        if not run:
+            return Result(code=source)
+    else:
+        parse_python(source)  # CPython must accept the file (see parse_python)
+        if not run:
+            return Result(code=source)
+    return _run_rules(source, options, path, rule_set, run, prefilter)
 
 
-def _identifier_text(tree: ast.Module) -> str:
-    """Every identifier of the module (names, attributes, imports, keywords), one per line."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-        elif isinstance(node, ast.alias):
-            names.add(node.name)
-            if node.asname:
-                names.add(node.asname)
-        elif isinstance(node, ast.keyword) and node.arg:
-            names.add(node.arg)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    # "name(" tokens match an identifier followed by a call in the text pre-filter; here
-    # every identifier is followed by "(" so such tokens still match (an over-approximation).
-    return "".join(name + "(\n" for name in names)
+def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, ...], run: List[type],
+               prefilter: bool) -> Result:
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.metadata import MetadataWrapper
 
+    from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY
+    from codemods._metadata import needs_parents, prefill_parents
+    from codemods._splice import SpliceConflict, splice
 
-def migrate_source(source: str, options: Options = Options(), *, path: str = "-") -> Result:
-    """Run the selected rules in registry order. Raises :class:`SourceError` if unparsable."""
-    rules = [rule for rule in active_rules(options) if rule.may_apply(source)]
-    if not rules:
-        return Result(code=source)
-    # CPython must accept the file (see _python3_tree). Then a second, still cheap, stage:
-    # the tokens must be identifiers of the code, not words in docstrings or comments
-    # (TensorFlow's own sources say "minimize" in thousands of them).
-    identifiers = _identifier_text(_python3_tree(source))
-    rules = [rule for rule in rules if rule.may_apply(identifiers)]
-    if not rules:
-        return Result(code=source)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -111,18 +159,24 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
     # (diagnostics, index of the version the rule saw) -- positions are in that version
     found: List[Tuple[List[Diagnostic], int]] = []
     versions = [roundtrip]
+    parents = needs_parents(run)
     # One wrapper (no defensive copy: nodes are immutable) serves every rule until one of
     # them rewrites the module; metadata (scopes, qualified names) is then resolved once.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    if parents:
+        prefill_parents(wrapper)
     cache: dict = {}
-    for rule in rules:
-        if not rule.may_apply(versions[-1]):
+    for rule in run:
+        if prefilter and not rule.may_apply(versions[-1]):
             continue
         if wrapper.module is not module:
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            if parents:
+                prefill_parents(wrapper)
             cache = {}
         context = CodemodContext(
-            filename=path, scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache}
+            filename=path,
+            scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set},
         )
         command = rule(
             context,
@@ -132,6 +186,8 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
         )
         new_module = command.transform_module(module)
         found.append((list(context.scratch.get(DIAGNOSTICS_KEY, [])), len(versions) - 1))
+        if new_module is module:
+            continue  # the rule returned the tree it was given: nothing changed
         new_code = new_module.code
         if new_code != versions[-1]:  # libcst returns a new tree even when nothing changed
             module = new_module
@@ -145,16 +201,18 @@ def migrate_source(source: str, options: Options = Options(), *, path: str = "-"
         try:
             spliced = splice(source, roundtrip, code)
         except SpliceConflict as conflict:
-            return _refused(source, options, path, conflict.line)
+            return _refused(source, options, path, conflict.line, rule_set, prefilter)
         # The round-trip defects are layout only (whitespace, form feeds, CRs): the spliced
         # text must be the very program the rules wrote, or nothing is written.
         if not _same_program(spliced, code):
-            return _refused(source, options, path, 1)
+            return _refused(source, options, path, 1, rule_set, prefilter)
         code = spliced
     return Result(code=code, diagnostics=diagnostics, changed=code != source)
 
 
 def _same_program(a: str, b: str) -> bool:
+    import ast
+
     try:
         return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -165,6 +223,8 @@ def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: Lis
     """Diagnostics with positions in the text as read: a rule that ran after another one
     rewrote the module reported positions in the rewritten code (e.g. shifted by an added
     import); map them back through each rewrite."""
+    from codemods._splice import line_mapper
+
     mappers: dict = {}
     out: List[Diagnostic] = []
     for diagnostics, seen in found:
@@ -178,10 +238,10 @@ def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: Lis
     return out
 
 
-def _refused(source: str, options: Options, path: str, line: int) -> Result:
+def _refused(source: str, options: Options, path: str, line: int, rules: Tuple[type, ...], prefilter: bool) -> Result:
     """The fixes touch a line libcst cannot reproduce byte for byte: change nothing, report
     the findings (check mode) and why (TFC900, so the file is not silently left behind)."""
-    result = migrate_source(source, replace(options, apply_fixes=False), path=path)
+    result = migrate_source(source, replace(options, apply_fixes=False), path=path, rules=rules, prefilter=prefilter)
     if enabled(UnparsableFile.CODE, options):
         result.diagnostics.append(
             Diagnostic(
@@ -198,13 +258,21 @@ def _refused(source: str, options: Options, path: str, line: int) -> Result:
     return result
 
 
-def migrate_bytes(data: bytes, options: Options = Options(), *, path: str = "-") -> Tuple[bytes, Result]:
+def migrate_bytes(
+    data: bytes,
+    options: Options = Options(),
+    *,
+    path: str = "-",
+    rules: Optional[Sequence[type]] = None,
+    prefilter: bool = True,
+    selection: Optional[Selection] = None,
+) -> Tuple[bytes, Result]:
     """:func:`migrate_source` on file bytes; encoding, BOM and newlines are preserved.
 
     When nothing changed the *original* bytes are returned (byte-identical).
     """
     text, encoding, had_bom = decode_source(data, path=path)
-    result = migrate_source(text, options, path=path)
+    result = migrate_source(text, options, path=path, rules=rules, prefilter=prefilter, selection=selection)
     if not result.changed:
         return data, result
     try:

@@ -24,7 +24,7 @@ import argparse
 import math
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Iterable, Optional, Sequence, Tuple
 
 from codemods import _config, _discovery
 from codemods._config import Config, UsageError
@@ -33,7 +33,7 @@ from codemods._report import write as _write
 from codemods.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from codemods._process import FileReport, Settings
+    from codemods._process import Settings
     from codemods.api import Options
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -81,6 +81,9 @@ def _build_parser() -> argparse.ArgumentParser:
     common.add_argument("--stdin-filename", default=None, metavar="NAME",
                         help="name used for `-` in messages (a .ipynb name reads a notebook)")
     common.add_argument("--quiet", "-q", action="store_true", help="no summary, progress or `Rewriting` lines")
+    common.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache (default: $TFCLIP_MIGRATE_CACHE_DIR, "
+                        "else ~/.cache/tfclip-migrate)")
 
     sub.add_parser("check", parents=[common], help="report findings; never writes",
                    description="Report findings as path:line:col: CODE message; never writes.")
@@ -141,22 +144,22 @@ def _wants_json(argv: Sequence[str]) -> bool:
 # rules and options
 
 
-def _rules():
-    """The registered rules (read at call time, so tests can swap the registry)."""
-    from codemods import api
+def _documented(rules: Optional[Sequence[type]]) -> Tuple[type, ...]:
+    """The rules ``rules`` lists (``main(rules=...)``; default: the package's), then TFC900."""
+    if rules is None:
+        from codemods import _registry
 
-    return tuple(api.RULES)
-
-
-def _known_codes() -> List[str]:
-    return [rule.CODE for rule in _rules()] + [UnparsableFile.CODE]
+        return tuple(_registry.DOCUMENTED)
+    return tuple(rules) + (UnparsableFile,)
 
 
-def _check_codes(codes: Iterable[str], flag: str) -> None:
+def _check_codes(codes: Iterable[str], flag: str, rules: Optional[Sequence[type]]) -> None:
     codes = list(codes)
     if not codes:
-        return  # (reading the known codes imports the rules, and libcst with them)
-    known = _known_codes()
+        return
+    from codemods import _registry
+
+    known = _registry.known_codes(rules)  # from the static index: no libcst
     for code in codes:
         if not any(k.startswith(code) for k in known):
             raise UsageError(
@@ -172,9 +175,7 @@ def _cmd_rules(args: argparse.Namespace, out: IO[str]) -> int:
     import inspect
     import json
 
-    entries = [(r.CODE, r.NAME, _summary_of(r), inspect.cleandoc(r.__doc__ or "")) for r in _rules()]
-    tfc900 = UnparsableFile
-    entries.append((tfc900.CODE, tfc900.NAME, tfc900.SUMMARY, inspect.cleandoc(tfc900.__doc__ or "")))
+    entries = [(r.CODE, r.NAME, _summary_of(r), inspect.cleandoc(r.__doc__ or "")) for r in _documented(args.rules)]
     if args.code is not None:
         wanted = args.code.strip().upper()
         for code, name, summary, doc in entries:
@@ -209,8 +210,8 @@ def _options(args: argparse.Namespace, config: Config) -> "Options":
         select = config.select
     ignore = _config.split_codes(args.ignore) if args.ignore is not None else config.ignore
     if select is not None:
-        _check_codes(select, "--select" if args.select is not None else f"{config.path}: select")
-    _check_codes(ignore, "--ignore" if args.ignore is not None else f"{config.path}: ignore")
+        _check_codes(select, "--select" if args.select is not None else f"{config.path}: select", args.rules)
+    _check_codes(ignore, "--ignore" if args.ignore is not None else f"{config.path}: ignore", args.rules)
     return Options(
         select=frozenset(select) if select is not None else None,
         ignore=frozenset(ignore),
@@ -220,7 +221,8 @@ def _options(args: argparse.Namespace, config: Config) -> "Options":
     )
 
 
-def _settings(args: argparse.Namespace, config: Config, diff: bool) -> "Settings":
+def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool = False) -> "Settings":
+    from codemods import _cache
     from codemods._core import enabled
     from codemods._process import DEFAULT_MAX_SIZE, Settings
 
@@ -231,11 +233,19 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool) -> "Settings
         max_size = config.max_file_size
     else:
         max_size = DEFAULT_MAX_SIZE
+    report_unparsable = enabled(UnparsableFile.CODE, options)
+    cache = None
+    # The cache key covers the package's own sources: rules passed by a caller are not cached.
+    if not args.no_cache and args.rules is None and not stdin:
+        cache = _cache.Cache(_cache.default_dir(), _cache.settings_text(
+            options, diff=diff, report_unparsable=report_unparsable, max_size=max_size))
     return Settings(
         options=options,
         diff=diff,
-        report_unparsable=enabled(UnparsableFile.CODE, options),
+        report_unparsable=report_unparsable,
         max_size=max_size,
+        rules=None if args.rules is None else tuple(args.rules),
+        cache=cache,
     )
 
 
@@ -260,7 +270,7 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
                              stdin_filename=args.stdin_filename)
     for warning in config.warnings:
         reporter.warning(warning)
-    settings = _settings(args, config, diff=reporter.mode == "diff")
+    settings = _settings(args, config, diff=reporter.mode == "diff", stdin=reporter.mode == "stdin")
     if reporter.mode == "stdin":
         return _run_stdin(args, settings, reporter)
 
@@ -280,15 +290,14 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
     )
     reporter.not_processed(result.not_processed)
     interrupted = result.interrupted
-    code = interrupted.exit_code if interrupted else _exit_code(args, result.reports, reporter)
+    code = interrupted.exit_code if interrupted else _exit_code(args, reporter)
     reporter.finish(
-        result.reports,
         found,
         code,
         interrupted=interrupted.name if interrupted else None,
         not_processed=len(result.not_processed),
     )
-    return code if interrupted else _exit_code(args, result.reports, reporter)
+    return code if interrupted else _exit_code(args, reporter)
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -310,18 +319,18 @@ def _run_stdin(args: argparse.Namespace, settings: "Settings", reporter: Reporte
     if args.command == "fix":  # stdout: the code, fixed or as it came (never lost)
         reporter.stdout_bytes(report.new if report.status == "changed" and report.new is not None else data)
     reporter.file(report)
-    code = _exit_code(args, [report], reporter)
-    reporter.finish([report], None, code)
-    return _exit_code(args, [report], reporter)
+    code = _exit_code(args, reporter)
+    reporter.finish(None, code)
+    return _exit_code(args, reporter)
 
 
-def _exit_code(args: argparse.Namespace, reports: Sequence["FileReport"], reporter: Reporter) -> int:
+def _exit_code(args: argparse.Namespace, reporter: Reporter) -> int:
     if reporter.errors:
         return EXIT_ERROR
-    if any(not f.diagnostic.applied for r in reports for f in r.findings):
+    if reporter.tally.unapplied:
         return EXIT_FINDINGS
     if args.command == "fix" and not getattr(args, "exit_zero_even_if_changed", False):
-        if any(r.status == "changed" for r in reports):
+        if reporter.tally.changed:
             return EXIT_FINDINGS
     return EXIT_OK
 
@@ -330,8 +339,11 @@ def _exit_code(args: argparse.Namespace, reports: Sequence["FileReport"], report
 # main
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``tfclip-migrate`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]] = None) -> int:
+    """Run ``tfclip-migrate`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    ``rules``: the rule classes to run and list instead of the package's (tests, embedders).
+    """
     out, err = sys.stdout, sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
@@ -341,6 +353,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help / --version printed by argparse
             return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+        args.rules = rules
         if args.version:
             return _version(out)
         if args.command is None:
@@ -354,18 +367,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _cmd_migrate(args, reporter, err)
     except KeyboardInterrupt:  # before or after the run (the run itself handles signals)
         reporter.error(None, "interrupted (SIGINT) before any file was written")
-        reporter.finish([], None, EXIT_INTERRUPTED, summary=False)
+        reporter.finish(None, EXIT_INTERRUPTED, summary=False)
         return EXIT_INTERRUPTED
     except UsageError as exc:
         usage = exc.args[1] if len(exc.args) > 1 else ""
         if usage and not reporter.json:
             _write(err, usage)
         reporter.error(None, str(exc.args[0]))
-        reporter.finish([], None, EXIT_ERROR, summary=False)
+        reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
     except Exception as exc:  # a bug: exit 2 with one clear line (and valid JSON)
         reporter.error(None, f"internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)")
-        reporter.finish([], None, EXIT_ERROR, summary=False)
+        reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, FrozenSet, Mapping
 
 from codemods._names import CONTRIB_TO_SHIM
+from codemods._core import Phase
 from codemods._shim_rewrite import ShimRewrite
 
 
@@ -72,6 +73,7 @@ class ContribClipGradientsByNorm(ShimRewrite):
     """
 
     CODE: ClassVar[str] = "TFC001"
+    PHASE: ClassVar[Phase] = Phase.COMPAT
     NAME: ClassVar[str] = "contrib-clip-gradients-by-norm"
     SUMMARY: ClassVar[str] = (
         "`tf.contrib.estimator.clip_gradients_by_norm` -> `tfclip_compat.clip_gradients_by_norm`"

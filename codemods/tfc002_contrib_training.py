@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, FrozenSet, Mapping
 
 from codemods._names import CONTRIB_TO_SHIM
+from codemods._core import Phase
 from codemods._shim_rewrite import ShimRewrite
 
 _TRAINING_HELPERS = frozenset(
@@ -70,6 +71,7 @@ class ContribTraining(ShimRewrite):
     """
 
     CODE: ClassVar[str] = "TFC002"
+    PHASE: ClassVar[Phase] = Phase.COMPAT
     NAME: ClassVar[str] = "contrib-training-clipping"
     SUMMARY: ClassVar[str] = "`tf.contrib.training` clipping helpers -> `tfclip_compat`"
     DESCRIPTION = SUMMARY

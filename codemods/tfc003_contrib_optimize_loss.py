@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, FrozenSet, Mapping
 
 from codemods._names import CONTRIB_TO_SHIM
+from codemods._core import Phase
 from codemods._shim_rewrite import ShimRewrite
 
 
@@ -62,6 +63,7 @@ class ContribOptimizeLoss(ShimRewrite):
     """
 
     CODE: ClassVar[str] = "TFC003"
+    PHASE: ClassVar[Phase] = Phase.COMPAT
     NAME: ClassVar[str] = "contrib-optimize-loss"
     SUMMARY: ClassVar[str] = "`tf.contrib.layers.optimize_loss` -> `tfclip_compat.optimize_loss`"
     DESCRIPTION = SUMMARY

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, FrozenSet, Mapping
 
+from codemods._core import Phase
 from codemods._shim_rewrite import ShimRewrite
 
 
@@ -58,10 +59,10 @@ class ClipByAverageNorm(ShimRewrite):
     """
 
     CODE: ClassVar[str] = "TFC004"
+    PHASE: ClassVar[Phase] = Phase.COMPAT
     NAME: ClassVar[str] = "clip-by-average-norm"
     SUMMARY: ClassVar[str] = "`tf.clip_by_average_norm` -> `tfclip_compat.clip_by_average_norm`"
     DESCRIPTION = SUMMARY
     GONE: ClassVar[str] = "is not in TensorFlow 2 (only as deprecated `tf.compat.v1`)"
-    TOKENS: ClassVar[tuple] = ("clip_by_average_norm",)
     TARGETS: ClassVar[Mapping[str, str]] = {"tf.clip_by_average_norm": "clip_by_average_norm"}
     NAMESPACES: ClassVar[FrozenSet[str]] = frozenset()

@@ -7,7 +7,8 @@ from typing import ClassVar, Dict, List, Optional, Set
 import libcst as cst
 
 from codemods._analysis import has_comment, names_read
-from codemods._core import FixSafety
+from codemods._core import FixSafety, Phase
+from codemods._prepass import Spec, all_of, method_calls, names
 from codemods.tape import clipping, optimizers
 from codemods.tape.emit import carry_trivia
 from codemods.tape.facts import MANUAL
@@ -86,8 +87,8 @@ class ComputeApplyToTape(GradientSiteRule):
     NAME: ClassVar[str] = "compute-apply-to-tape"
     SUMMARY: ClassVar[str] = "`compute_gradients` + clipping + `apply_gradients` -> `tf.GradientTape` form"
     DESCRIPTION = SUMMARY
-    TOKENS: ClassVar[tuple] = ("compute_gradients",)
-    REQUIRES: ClassVar[tuple] = (("apply_gradients",),)
+    PHASE: ClassVar[Phase] = Phase.TF2_FORM
+    SITES: ClassVar[Spec] = all_of(method_calls("compute_gradients"), names("apply_gradients"))
     KIND: ClassVar[str] = "compute_apply"
 
     @classmethod

@@ -6,6 +6,8 @@ from typing import ClassVar, List, Optional, Set
 
 import libcst as cst
 
+from codemods._core import Phase
+from codemods._prepass import Spec, all_of, calls, names
 from codemods.tape import clipping
 from codemods.tape.emit import carry_trivia
 from codemods.tape.facts import MANUAL
@@ -80,8 +82,8 @@ class TfGradientsToTape(GradientSiteRule):
     NAME: ClassVar[str] = "tf-gradients-to-tape"
     SUMMARY: ClassVar[str] = "`tf.gradients` + `apply_gradients` -> `tf.GradientTape` form"
     DESCRIPTION = SUMMARY
-    TOKENS: ClassVar[tuple] = ("gradients(",)
-    REQUIRES: ClassVar[tuple] = (("apply_gradients",),)
+    PHASE: ClassVar[Phase] = Phase.TF2_FORM
+    SITES: ClassVar[Spec] = all_of(calls("gradients"), names("apply_gradients"))
     KIND: ClassVar[str] = "tf_gradients"
 
     @classmethod

@@ -7,7 +7,8 @@ from typing import ClassVar, Dict, List, Optional
 import libcst as cst
 
 from codemods._analysis import has_comment, is_literal
-from codemods._core import FixSafety
+from codemods._core import FixSafety, Phase
+from codemods._prepass import Spec, method_calls
 from codemods.tape.emit import carry_trivia
 from codemods.tape.facts import MANUAL
 from codemods.tape.planner import Planner, Statement, method_call, simple_reference
@@ -81,7 +82,8 @@ class MinimizeToTape(GradientSiteRule):
     NAME: ClassVar[str] = "minimize-to-tape"
     SUMMARY: ClassVar[str] = "`optimizer.minimize` -> `tf.GradientTape` + `apply_gradients`"
     DESCRIPTION = SUMMARY
-    TOKENS: ClassVar[tuple] = ("minimize",)
+    PHASE: ClassVar[Phase] = Phase.TF2_FORM
+    SITES: ClassVar[Spec] = method_calls("minimize")
     KIND: ClassVar[str] = "minimize"
 
     @classmethod

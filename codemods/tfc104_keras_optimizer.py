@@ -13,7 +13,8 @@ from libcst.metadata import (
 )
 
 from codemods._analysis import call_args, is_literal
-from codemods._base import FixSafety, TfcCodemod
+from codemods._base import FixSafety, Phase, TfcCodemod
+from codemods._prepass import Spec, all_of, calls, names
 from codemods.tape.facts import EAGER_SWITCHES, MANUAL, REF_VARIABLE_SWITCHES
 from codemods.tape.rule import shared_planner
 from codemods._names import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS
@@ -161,8 +162,11 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     NAME: ClassVar[str] = "keras-optimizer-in-eager-code"
     SUMMARY: ClassVar[str] = "`tf.train` optimizer in eager code -> Keras optimizer with TF1 defaults"
     DESCRIPTION = SUMMARY
-    TOKENS: ClassVar[tuple] = ("enable_eager_execution", "enable_v2_behavior")
-    REQUIRES: ClassVar[tuple] = (("Optimizer",),)  # every TF1 optimizer class name ends so
+    PHASE: ClassVar[Phase] = Phase.TF2_FORM
+    # An eager switch is used, and a TF1 optimizer class is called (under its own name, or
+    # a name imported as it).
+    SITES: ClassVar[Spec] = all_of(names("enable_eager_execution", "enable_v2_behavior"),
+                                   calls(*sorted(name.rsplit(".", 1)[1] for name in TF1_OPTIMIZERS)))
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -12,7 +12,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from codemods._base import FixSafety, TfcCodemod
+from codemods._base import FixSafety, Phase, TfcCodemod
+from codemods._prepass import Spec, all_of, any_of, calls, keywords, method_calls, names
 from codemods._names import tf_names_of
 
 _CLIPS = {"tf.clip_by_global_norm", "tf.clip_by_norm", "tf.clip_by_average_norm"}
@@ -91,10 +92,13 @@ class PerReplicaClipping(TfcCodemod):
     NAME: ClassVar[str] = "per-replica-clipping"
     SUMMARY: ClassVar[str] = "gradient clipping inside a replica context clips per replica"
     DESCRIPTION = SUMMARY
-    TOKENS: ClassVar[tuple] = ("distribute",)
-    REQUIRES: ClassVar[tuple] = (
-        ("clip_by_global_norm", "clip_by_norm", "clip_by_average_norm", "clipnorm"),
-        ("run", "clipnorm"),
+    PHASE: ClassVar[Phase] = Phase.REPORT
+    # A tf.distribute name, and either a clip call plus `strategy.run(fn)`, or a Keras
+    # clipping keyword.
+    SITES: ClassVar[Spec] = all_of(
+        names("distribute"),
+        any_of(all_of(method_calls(*_RUN_METHODS), calls(*sorted(n.split(".")[-1] for n in _CLIPS))),
+               keywords(*_KERAS_CLIP_ARGS)),
     )
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 

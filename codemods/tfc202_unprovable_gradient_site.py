@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from codemods._core import Phase
+from codemods._prepass import Spec, all_of, any_of, calls, method_calls, names
 from codemods.tape.rule import GradientSiteRule
 
 
@@ -77,7 +79,9 @@ class UnprovableGradientSite(GradientSiteRule):
     NAME: ClassVar[str] = "unprovable-gradient-site"
     SUMMARY: ClassVar[str] = "training site not provably convertible to the TF 2 form (manual edit required)"
     DESCRIPTION = SUMMARY
-    TOKENS: ClassVar[tuple] = ("compute_gradients", "minimize", "gradients(")
-    # A site is a gradient computation that reaches an update: minimize, or apply_gradients.
-    REQUIRES: ClassVar[tuple] = (("minimize", "apply_gradients"),)
+    PHASE: ClassVar[Phase] = Phase.REPORT
+    # The planner's declines are at the sites TFC101-TFC103 match (see their SITES) and at
+    # `minimize`/`compute_gradients` calls that are not statements of their own.
+    SITES: ClassVar[Spec] = any_of(method_calls("minimize", "compute_gradients"),
+                                   all_of(calls("gradients"), names("apply_gradients")))
     REPORT_DECLINES: ClassVar[bool] = True

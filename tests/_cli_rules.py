@@ -1,6 +1,7 @@
-"""Test-only rules for the CLI tests, and a ``python tests/_cli_rules.py ARGS`` entry point
-that runs ``tfclip-migrate`` with them in place of the real registry (for tests that need a
-real subprocess: signals, permissions, crashing workers).
+"""Test-only rules for the CLI tests (passed as ``main(argv, rules=TEST_RULES)``), and a
+``python tests/_cli_rules.py ARGS`` entry point that runs ``tfclip-migrate`` with them in
+place of the package's rules (for tests that need a real subprocess: signals, permissions,
+crashing workers).
 
 * ``TFC990`` (:class:`RenameRule`): ``legacy_clip`` -> ``modern_clip`` (safe), ``risky_clip``
   (unsafe), ``manual_clip`` (no fix).
@@ -21,17 +22,34 @@ import time
 
 import libcst as cst
 
-from codemods._base import FixSafety, TfcCodemod
+from codemods._base import FixSafety, Phase, TfcCodemod
 
 
 class RenameRule(TfcCodemod):
     """Test-only rule: ``legacy_clip(x)`` -> ``modern_clip(x)``.
+
+    ## What it does
+    Renames ``legacy_clip``, ``risky_clip`` and ``manual_clip`` calls.
+
+    ## Why is this bad?
+    Test-only: it exercises the CLI.
+
+    ## Example
+    ```python
+    legacy_clip(x)
+    ```
+
+    ## Use instead
+    ```python
+    modern_clip(x)
+    ```
 
     ## Fix safety
     ``legacy_clip``: safe; ``risky_clip``: unsafe; ``manual_clip``: no fix.
     """
 
     CODE = "TFC990"
+    PHASE = Phase.REPORT
     NAME = "test-rename"
     SUMMARY = "test-only: `legacy_clip` -> `modern_clip`"
     TOKENS = ("legacy_clip", "risky_clip", "manual_clip")
@@ -50,9 +68,30 @@ class RenameRule(TfcCodemod):
 
 
 class CrashRule(TfcCodemod):
-    """Test-only rule that crashes on ``boom_clip`` (an internal error)."""
+    """Test-only rule that crashes on ``boom_clip`` (an internal error).
+
+    ## What it does
+    Raises inside the rule.
+
+    ## Why is this bad?
+    Test-only: it exercises the CLI.
+
+    ## Example
+    ```python
+    legacy_clip(x)
+    ```
+
+    ## Use instead
+    ```python
+    modern_clip(x)
+    ```
+
+    ## Fix safety
+    No fix.
+    """
 
     CODE = "TFC991"
+    PHASE = Phase.REPORT
     NAME = "test-crash"
     SUMMARY = "test-only: crashes"
     TOKENS = ("boom_clip",)
@@ -63,9 +102,30 @@ class CrashRule(TfcCodemod):
 
 
 class GateRule(TfcCodemod):
-    """Test-only rule that waits at ``gate_clip`` until the test opens the gate."""
+    """Test-only rule that waits at ``gate_clip`` until the test opens the gate.
+
+    ## What it does
+    Waits for the test.
+
+    ## Why is this bad?
+    Test-only: it exercises the CLI.
+
+    ## Example
+    ```python
+    legacy_clip(x)
+    ```
+
+    ## Use instead
+    ```python
+    modern_clip(x)
+    ```
+
+    ## Fix safety
+    No fix.
+    """
 
     CODE = "TFC992"
+    PHASE = Phase.REPORT
     NAME = "test-gate"
     SUMMARY = "test-only: waits for the test"
     TOKENS = ("gate_clip",)
@@ -82,9 +142,30 @@ class GateRule(TfcCodemod):
 
 
 class SegfaultRule(TfcCodemod):
-    """Test-only rule whose process dies of SIGSEGV at ``segv_clip``."""
+    """Test-only rule whose process dies of SIGSEGV at ``segv_clip``.
+
+    ## What it does
+    Kills its own process.
+
+    ## Why is this bad?
+    Test-only: it exercises the CLI.
+
+    ## Example
+    ```python
+    legacy_clip(x)
+    ```
+
+    ## Use instead
+    ```python
+    modern_clip(x)
+    ```
+
+    ## Fix safety
+    No fix.
+    """
 
     CODE = "TFC993"
+    PHASE = Phase.REPORT
     NAME = "test-segfault"
     SUMMARY = "test-only: segfaults"
     TOKENS = ("segv_clip",)
@@ -97,20 +178,7 @@ class SegfaultRule(TfcCodemod):
 TEST_RULES = (RenameRule, CrashRule, GateRule, SegfaultRule)
 
 
-def install(monkeypatch=None) -> None:
-    """Swap the registry for :data:`TEST_RULES` (with ``monkeypatch``: undone after the test)."""
-    import codemods._registry
-    import codemods.api
-
-    for module in (codemods.api, codemods._registry):
-        if monkeypatch is not None:
-            monkeypatch.setattr(module, "RULES", TEST_RULES)
-        else:
-            module.RULES = TEST_RULES
-
-
 if __name__ == "__main__":
-    install()
     from codemods.cli import main
 
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], rules=TEST_RULES))

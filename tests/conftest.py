@@ -7,7 +7,17 @@ Tests that must not import TensorFlow (the CLI, the codemods) check that in a su
 
 import os
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+@pytest.fixture(autouse=True)
+def _tfclip_migrate_cache(tmp_path_factory, monkeypatch):
+    """tfclip-migrate's result cache: a fresh directory for each test (and the subprocesses it
+    starts), never the user's ~/.cache, and never a result computed by another test."""
+    monkeypatch.setenv("TFCLIP_MIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("tfclip-cache")))
+
 
 try:  # noqa: SIM105 - TensorFlow is an optional extra
     import tensorflow as tf
@@ -22,7 +32,6 @@ if tf is not None:
 
 
 if tf is not None:
-    import pytest
 
     @pytest.fixture(scope="session")
     def two_replica_strategy():

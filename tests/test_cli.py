@@ -45,9 +45,9 @@ SEED = (
 
 
 @pytest.fixture
-def rules(monkeypatch):
-    """Replace the registry by the test-only rules."""
-    _cli_rules.install(monkeypatch)
+def rules():
+    """The test-only rules (the ``run`` helper passes them to ``main``)."""
+    return _cli_rules.TEST_RULES
 
 
 @pytest.fixture
@@ -59,8 +59,9 @@ def tree(tmp_path, monkeypatch, rules):
     return project
 
 
-def run(capsys, *argv: str) -> Tuple[int, str, str]:
-    rc = main(list(argv))
+def run(capsys, *argv: str, rules=_cli_rules.TEST_RULES) -> Tuple[int, str, str]:
+    """``main(argv)`` with the test-only rules (``rules=None``: the package's)."""
+    rc = main(list(argv), rules=rules)
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
 
@@ -784,7 +785,7 @@ class TestTrees:
 
         fake = Tty()
         monkeypatch.setattr(sys, "stderr", fake)
-        main(["check", ".", "-j1"])
+        main(["check", ".", "-j1"], rules=_cli_rules.TEST_RULES)
         assert "\rtfclip-migrate [" in fake.getvalue() and "8/8" in fake.getvalue()
 
 
@@ -802,15 +803,15 @@ class TestRealRules:
         """The seed's contrib clip_gradients_by_norm is rewritten to tfclip_compat, then stays put."""
         monkeypatch.chdir(tmp_path)
         write(tmp_path / "train.py", SEED)
-        rc, out, _ = run(capsys, "check", "--select", "TFC001", "train.py")
+        rc, out, _ = run(capsys, "check", "--select", "TFC001", "train.py", rules=None)
         assert rc == 1 and out.startswith("train.py:4:13: TFC001 [*]")
-        rc, _, err = run(capsys, "fix", "--select", "TFC001", "train.py")
+        rc, _, err = run(capsys, "fix", "--select", "TFC001", "train.py", rules=None)
         new = (tmp_path / "train.py").read_text()
         assert rc == 1 and "Rewriting train.py" in err
         assert "tf.contrib" not in new and "tfclip_compat.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)" in new
         assert "import tfclip_compat" in new
         compile(new, "train.py", "exec")
-        assert run(capsys, "fix", "--select", "TFC001", "train.py")[0] == 0
+        assert run(capsys, "fix", "--select", "TFC001", "train.py", rules=None)[0] == 0
         assert (tmp_path / "train.py").read_text() == new
 
     def test_seed_in_notebook(self, tmp_path, capsys, monkeypatch):
@@ -818,7 +819,7 @@ class TestRealRules:
         monkeypatch.chdir(tmp_path)
         src = ["%load_ext autoreload\n"] + SEED.splitlines(keepends=True)
         write(tmp_path / "nb.ipynb", make_notebook([code_cell(src, OUTPUT)]))
-        rc, _, _ = run(capsys, "fix", "--select", "TFC001", "nb.ipynb")
+        rc, _, _ = run(capsys, "fix", "--select", "TFC001", "nb.ipynb", rules=None)
         cells = json.loads((tmp_path / "nb.ipynb").read_text())["cells"]
         new = "".join(cells[0]["source"])
         assert rc == 1 and "\n%load_ext autoreload\n" in new and "tfclip_compat.clip_gradients_by_norm" in new
@@ -832,7 +833,7 @@ class TestRealRules:
             for i in range(6):
                 write(root / f"m{i}.py", SEED.replace("5.0", f"{i}.5"))
             monkeypatch.chdir(root)
-            rc, out, err = run(capsys, "fix", ".", "--jobs", jobs, "--format", "json")
+            rc, out, err = run(capsys, "fix", ".", "--jobs", jobs, "--format", "json", rules=None)
             results.append((rc, out, snapshot(root)))
         assert results[0] == results[1]
 

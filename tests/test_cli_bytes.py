@@ -30,13 +30,13 @@ SEED = (
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    _cli_rules.install(monkeypatch)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
-def run(capsys, *argv):
-    rc = main(list(argv))
+def run(capsys, *argv, rules=_cli_rules.TEST_RULES):
+    """``main(argv)`` with the test-only rules (``rules=None``: the package's)."""
+    rc = main(list(argv), rules=rules)
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
 
@@ -100,11 +100,11 @@ class TestOnlyFindingsChange:
 
     def test_spliced_text_must_be_the_rewritten_program(self, tree, capsys, monkeypatch):
         """If splicing ever produced a program other than the rules' output, nothing is written."""
-        import codemods.api
+        import codemods._splice
 
         source = "y = legacy_clip(1)\ntry:\n    pass\nexcept E :\n    pass\n"
         (tree / "a.py").write_text(source)
-        monkeypatch.setattr(codemods.api, "splice", lambda original, roundtrip, rewritten: rewritten + "z = 2\n")
+        monkeypatch.setattr(codemods._splice, "splice", lambda original, roundtrip, rewritten: rewritten + "z = 2\n")
         rc, out, err = run(capsys, "fix", "a.py", "-j1")
         assert rc == 1 and (tree / "a.py").read_text() == source and "Rewriting" not in err
         assert "a.py:1:1: TFC900 fixes not applied" in out
@@ -131,11 +131,11 @@ class TestPositions:
         reports it (line 5), not in the rewritten code (line 6)."""
         monkeypatch.chdir(tmp_path)
         (tmp_path / "a.py").write_text(SEED)
-        rc, check_out, _ = run(capsys, "check", "a.py", "-j1")
+        rc, check_out, _ = run(capsys, "check", "a.py", "-j1", rules=None)
         assert rc == 1 and "a.py:5:12: TFC202" in check_out
-        rc, diff_out, diff_err = run(capsys, "fix", "--diff", "a.py", "-j1")
+        rc, diff_out, diff_err = run(capsys, "fix", "--diff", "a.py", "-j1", rules=None)
         assert rc == 1 and "a.py:5:12: TFC202" in diff_err and "+import tfclip_compat\n" in diff_out
-        rc, fix_out, _ = run(capsys, "fix", "a.py", "-j1")
+        rc, fix_out, _ = run(capsys, "fix", "a.py", "-j1", rules=None)
         assert rc == 1 and fix_out.startswith("a.py:5:12: TFC202")
         new_lines = (tmp_path / "a.py").read_text().splitlines()
         assert new_lines[5].startswith("train_op = optimizer.minimize(loss)")  # line 6 after the fix
@@ -201,7 +201,6 @@ class TestConfigFiles:
     )
     def test_unrelated_pyproject_above_does_not_stop_the_run(self, tmp_path, capsys, monkeypatch, content):
         """A pyproject.toml in a parent directory that cannot hold [tool.tfclip-migrate] is passed over."""
-        _cli_rules.install(monkeypatch)
         (tmp_path / "pyproject.toml").write_bytes(content)
         project = tmp_path / "proj"
         project.mkdir()
@@ -220,7 +219,6 @@ class TestConfigFiles:
     )
     def test_broken_own_table_is_a_clear_error(self, tmp_path, capsys, monkeypatch, content, message):
         """A pyproject.toml that mentions tfclip-migrate but cannot be read is an error naming the file."""
-        _cli_rules.install(monkeypatch)
         (tmp_path / "pyproject.toml").write_bytes(content)
         (tmp_path / "a.py").write_text("legacy_clip(1)\n")
         monkeypatch.chdir(tmp_path)

@@ -176,7 +176,7 @@ class TestOneProgram:
         raw = notebook(training_notebook())
         nb_path.write_bytes(raw)
 
-        def refuse(source, options, path="-"):
+        def refuse(source, options, path="-", **engine_args):
             line = source.splitlines().index("w = tf.compat.v1.get_variable(\"w\", initializer=np.full((4, 1), 0.1, np.float32))")
             raise SourceError(f"cannot parse: simulated (line {line + 1}, column 3)")
 

@@ -32,7 +32,6 @@ needs_root = pytest.mark.skipif(not sub.can_drop_to_nobody(), reason="running a 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
     """An empty project directory (cwd), test-only rules in the registry."""
-    _cli_rules.install(monkeypatch)
     project = tmp_path / "proj"
     project.mkdir()
     monkeypatch.chdir(project)
@@ -63,8 +62,9 @@ def temp_files(root: Path):
     return sorted(str(p) for p in root.rglob("*" + writes_mod.TEMP_SUFFIX))
 
 
-def run_in(capsys, *argv):
-    rc = main(list(argv))
+def run_in(capsys, *argv, rules=_cli_rules.TEST_RULES):
+    """``main(argv)`` with the test-only rules (``rules=None``: the package's)."""
+    rc = main(list(argv), rules=rules)
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
 

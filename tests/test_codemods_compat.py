@@ -49,7 +49,7 @@ def test_rule_doc_has_ruff_headings(rule) -> None:
     positions = [doc.find(h) for h in RUFF_HEADINGS]
     assert all(p >= 0 for p in positions), positions
     assert positions == sorted(positions)
-    assert rule.NAME and rule.SUMMARY and rule.TOKENS
+    assert rule.NAME and rule.SUMMARY and rule.sites().tokens()
 
 
 def test_every_contrib_table_entry_is_claimed_by_exactly_one_rule() -> None:

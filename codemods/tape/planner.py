@@ -311,9 +311,11 @@ def tf_name_dotted(node: cst.CSTNode) -> Optional[str]:
     return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
 
-def rules_for_planning() -> List[Type]:
-    """The TF 2 site rules, in registry order (imported here: the registry imports the rules)."""
-    from codemods._registry import RULES
+def rules_for_planning(rules: Optional[Sequence[type]] = None) -> List[Type]:
+    """The TF 2 site rules of ``rules`` (the engine's rule set; default: the registry's), in
+    order (imported here: the registry imports the rules)."""
     from codemods.tape.rule import GradientSiteRule
 
-    return [rule for rule in RULES if issubclass(rule, GradientSiteRule) and rule.KIND]
+    if rules is None:
+        from codemods._registry import RULES as rules
+    return [rule for rule in rules if issubclass(rule, GradientSiteRule) and rule.KIND]

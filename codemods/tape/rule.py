@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
-from codemods._base import FixSafety, TfcCodemod
+from codemods._base import ENGINE_RULES_KEY, FixSafety, TfcCodemod
 from codemods.tape.emit import rebuild
 from codemods.tape.facts import ModuleFacts, position_resolver, resolve_metadata
 from codemods.tape.planner import Planner, PlannerOptions, Statement, rules_for_planning
@@ -34,7 +34,7 @@ def shared_planner(rule: TfcCodemod, module: cst.Module, *, run: bool = True) ->
         wrapper = rule.context.wrapper
         assert wrapper is not None, "the planner runs inside a rule's transform"
         facts = ModuleFacts(module, resolve_metadata(wrapper), position_resolver(wrapper))
-        planner = Planner(facts, options, rules_for_planning())
+        planner = Planner(facts, options, rules_for_planning(rule.context.scratch.get(ENGINE_RULES_KEY)))
         cache["planner"] = planner
         cache["planner_ran"] = False
     if run and not cache.get("planner_ran"):

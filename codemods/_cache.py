@@ -1,0 +1,198 @@
+"""A content-addressed cache of per-file results, so re-running over an unchanged tree costs
+little more than reading it.
+
+**Key.** SHA-256 over: the file's bytes and kind (Python or notebook); everything in the
+run's settings that can change a result (rule selection, ``--unsafe-fixes``,
+``--add-clip-norm``, check or fix, ``--diff``, ``--max-file-size``, whether TFC900 is
+reported); and the *tool fingerprint* -- the cache format, the Python version, the libcst
+version and a hash of every ``.py`` file of the ``codemods`` package. The fingerprint is
+the tool version that matters: a release, a dev checkout with one edited line, a different
+libcst each get their own entries, so no result is ever trusted across versions. Paths are
+not in the key: a file copied to another place or checkout hits the same entry (the path
+in each finding is filled in when the entry is read).
+
+**What is cached.** Only outcomes that write nothing: a file left unchanged (with its
+findings) or skipped (TFC900). A file that would be rewritten is computed every time, so
+``fix`` can never write from the cache; and an entry is found only by the exact bytes just
+read, so a file that changed since is a miss. Internal errors and crashed workers are not
+cached.
+
+**Where.** ``$TFCLIP_MIGRATE_CACHE_DIR`` if set, else the user cache directory
+(``$XDG_CACHE_HOME/tfclip-migrate``, default ``~/.cache/tfclip-migrate``): content-addressed
+entries do not depend on the project, so one cache serves every checkout, worktree and
+pre-commit environment, and nothing is written into the user's tree. ``--no-cache`` turns
+it off. Entries live in ``v<FORMAT>-<fingerprint>/<2 hex>/<64 hex>.json``; a directory of
+another fingerprint not used for 30 days is removed when a new one is created.
+
+**Concurrency.** Each entry is written to a temporary file in its directory and renamed
+into place (atomic on POSIX), so concurrent runs (and ``--jobs`` workers) only ever see
+whole entries; an entry that cannot be read or parsed is a miss, and is overwritten. A
+cache that cannot be written (read-only home, full disk) is silently not written.
+
+Imports neither libcst nor TensorFlow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+CACHE_ENV = "TFCLIP_MIGRATE_CACHE_DIR"
+FORMAT = 1
+_STALE_AFTER_S = 30 * 24 * 3600
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def default_dir() -> str:
+    """``$TFCLIP_MIGRATE_CACHE_DIR``, else ``$XDG_CACHE_HOME/tfclip-migrate`` (``~/.cache``)."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.abspath(base), "tfclip-migrate")
+
+
+_FINGERPRINT: Optional[str] = None
+
+
+def tool_fingerprint() -> str:
+    """Hash of what makes this tool's results what they are (see the module docstring)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        digest = hashlib.sha256()
+        digest.update(f"format {FORMAT}\npython {sys.version_info[:3]}\nlibcst {_libcst_version()}\n".encode())
+        for directory, dirnames, filenames in os.walk(_PACKAGE_DIR):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = os.path.join(directory, name)
+                    digest.update(os.path.relpath(path, _PACKAGE_DIR).encode() + b"\0")
+                    with open(path, "rb") as handle:
+                        digest.update(handle.read())
+                    digest.update(b"\0")
+        _FINGERPRINT = digest.hexdigest()
+    return _FINGERPRINT
+
+
+def _libcst_version() -> str:
+    """libcst's version, read from its ``_version.py`` without importing it (that costs ~0.1 s)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+        locations = list(spec.submodule_search_locations or ()) if spec else []
+        with open(os.path.join(locations[0], "_version.py"), "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except (ImportError, IndexError, OSError, ValueError):
+        return "unknown"
+
+
+class Cache:
+    """One run's view of the cache: its directory and the settings part of the key."""
+
+    __slots__ = ("directory", "settings")
+
+    def __init__(self, directory: str, settings: str) -> None:
+        self.directory = directory  # the cache root (``default_dir()``)
+        self.settings = settings  # a canonical text of the settings that change results
+
+    def __repr__(self) -> str:
+        return f"Cache({self.directory!r}, {self.settings!r})"
+
+    @property
+    def root(self) -> str:
+        return os.path.join(self.directory, f"v{FORMAT}-{tool_fingerprint()[:24]}")
+
+    def key(self, data: bytes, notebook: bool) -> str:
+        digest = hashlib.sha256()
+        digest.update(f"{tool_fingerprint()}\n{self.settings}\n{'notebook' if notebook else 'python'}\n".encode())
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root, key[:2], key[2:] + ".json")
+
+    def get(self, key: str) -> Optional[Dict[str, Any]]:
+        """The entry stored under ``key``, or None (missing, partial, corrupt: a miss)."""
+        try:
+            with open(self._path(key), "rb") as handle:
+                entry = json.loads(handle.read())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        return entry
+
+    def put(self, key: str, entry: Dict[str, Any]) -> None:
+        """Store ``entry`` under ``key`` atomically; any failure leaves the cache as it was."""
+        import tempfile
+
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        try:
+            if not os.path.isdir(self.root):
+                self._create_root()
+            os.makedirs(directory, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".entry.", suffix=".tmp", dir=directory)
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(json.dumps(dict(entry, key=key), separators=(",", ":")).encode("utf-8"))
+            os.replace(temp, path)
+        except OSError:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+    def _create_root(self) -> None:
+        os.makedirs(self.root, exist_ok=True)
+        tag = os.path.join(self.directory, "CACHEDIR.TAG")
+        if not os.path.exists(tag):
+            with open(tag, "w", encoding="ascii") as handle:
+                handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
+                             "# This directory is tfclip-migrate's cache (safe to delete; see --no-cache).\n")
+        now = time.time()
+        for name in os.listdir(self.directory):
+            old = os.path.join(self.directory, name)
+            if name.startswith(f"v{FORMAT}-") and old != self.root and os.path.isdir(old):
+                try:
+                    if now - os.stat(old).st_mtime > _STALE_AFTER_S:
+                        import shutil
+
+                        shutil.rmtree(old, ignore_errors=True)
+                except OSError:
+                    pass
+
+
+def settings_text(options: Any, *, diff: bool, report_unparsable: bool, max_size: int) -> str:
+    """The canonical text of everything in a run's settings that can change a file's result."""
+    return json.dumps({
+        "select": sorted(options.select) if options.select is not None else None,
+        "ignore": sorted(options.ignore),
+        "unsafe_fixes": options.unsafe_fixes,
+        "add_clip_norm": repr(options.add_clip_norm),
+        "apply_fixes": options.apply_fixes,
+        "diff": diff,
+        "report_unparsable": report_unparsable,
+        "max_size": max_size,
+    }, sort_keys=True)
+
+
+def encode_findings(findings: List[Any]) -> List[List[Any]]:
+    """Findings as JSON lists (the path is left out: the entry is found by content)."""
+    return [[f.diagnostic.line, f.diagnostic.col, f.diagnostic.code, f.diagnostic.message,
+             f.diagnostic.fix.value, f.diagnostic.applied, f.cell] for f in findings]
+
+
+def decode_findings(rows: List[List[Any]], display: str) -> List[Any]:
+    from codemods._core import Diagnostic, FixSafety
+    from codemods._process import Finding
+
+    return [Finding(Diagnostic(display, line, col, code, message, FixSafety(fix), applied), cell)
+            for line, col, code, message, fix, applied, cell in rows]

@@ -1,0 +1,203 @@
+"""The result cache (``codemods/_cache.py``) and the streaming reporter (``codemods/_report.py``).
+
+The cache may only ever make a run faster: a warm run prints exactly what a cold one prints,
+``fix`` never writes from it, a changed file, other settings or another tool version are
+misses, a damaged entry is a miss, concurrent runs are safe. These tests use the package's
+rules (the cache is keyed by their sources) and the per-test cache directory that
+``conftest.py`` puts in ``$TFCLIP_MIGRATE_CACHE_DIR``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codemods import _cache
+from codemods._report import Reporter, Spool
+from codemods.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = (
+    "import tensorflow as tf\n\n"
+    "original_optimizer = tf.train.AdamOptimizer(learning_rate=0.01)\n"
+    "optimizer = tf.contrib.estimator.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)\n"
+    "train_op = optimizer.minimize(loss)\n"
+)
+NOTEBOOK = json.dumps({
+    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+               "source": SEED.splitlines(keepends=True)}],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}, indent=1) + "\n"
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A project with findings of several rules, a notebook, a Python 2 file and an unrelated file."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(SEED)
+    (project / "nb.ipynb").write_text(NOTEBOOK)
+    (project / "py2.py").write_text("print 'x'\nopt.minimize(loss)\n")
+    (project / "plain.py").write_text("import os\n")
+    for case in sorted((ROOT / "fixtures").rglob("*.before.py"))[:6]:
+        (project / f"{case.parent.name}_{case.name}").write_bytes(case.read_bytes())
+    monkeypatch.chdir(project)
+    return project
+
+
+def cache_dir() -> Path:
+    return Path(os.environ[_cache.CACHE_ENV])
+
+
+def entries() -> list:
+    return sorted(p for p in cache_dir().rglob("*.json"))
+
+
+def run(capsys, *argv: str):
+    rc = main(list(argv))
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def snapshot(root: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+
+
+class TestWarmRuns:
+    @pytest.mark.parametrize("argv", [["check", ".", "-j1"], ["check", ".", "-j1", "--format", "json"],
+                                      ["fix", "--diff", ".", "-j1", "--format", "json"]],
+                             ids=["check", "check-json", "diff-json"])
+    def test_warm_run_prints_what_the_cold_run_printed(self, tree, capsys, argv):
+        """Cold, warm and --no-cache runs give the same exit code, stdout and stderr, byte for byte."""
+        cold = run(capsys, *argv)
+        stored = entries()
+        assert stored, "the cold run stored nothing"
+        warm = run(capsys, *argv)
+        assert warm == cold and entries() == stored
+        assert run(capsys, *argv, "--no-cache") == cold
+
+    def test_warm_check_never_loads_the_engine(self, tree, capsys):
+        """A warm `check` of an unchanged tree is served from the cache: libcst is never imported."""
+        run(capsys, "check", ".", "-j1")
+        code = ("import sys\nfrom codemods.cli import main\nrc = main(['check', '.', '-j1', '-q'])\n"
+                "print(rc, 'libcst' in sys.modules)\n")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tree)
+        assert proc.stdout.strip().splitlines()[-1] == "1 False", proc.stderr
+
+    def test_no_cache_writes_nothing(self, tree, capsys):
+        """`--no-cache` neither reads nor writes the cache directory."""
+        run(capsys, "check", ".", "-j1", "--no-cache")
+        assert not entries()
+
+
+class TestNeverStale:
+    def test_fix_never_writes_from_the_cache(self, tree, capsys):
+        """A file `fix` rewrote is recomputed every time: put back, it is rewritten again; and a
+        `check` entry for the same bytes does not stand in for `fix`."""
+        original = (tree / "train.py").read_bytes()
+        run(capsys, "check", "train.py", "-j1")
+        rc, _, err = run(capsys, "fix", "train.py", "-j1")
+        fixed = (tree / "train.py").read_bytes()
+        assert rc == 1 and "Rewriting train.py" in err and fixed != original
+        (tree / "train.py").write_bytes(original)
+        rc, _, err = run(capsys, "fix", "train.py", "-j1")
+        assert rc == 1 and "Rewriting train.py" in err and (tree / "train.py").read_bytes() == fixed
+
+    def test_changed_file_is_a_miss(self, tree, capsys):
+        """New bytes, new result: a site added since the last run is reported."""
+        (tree / "a.py").write_text("import tensorflow as tf\nx = 1\n")
+        assert run(capsys, "check", "a.py", "-j1")[0] == 0
+        (tree / "a.py").write_text("import tensorflow as tf\nx = tf.clip_by_average_norm(t, 1.0)\n")
+        rc, out, _ = run(capsys, "check", "a.py", "-j1")
+        assert rc == 1 and "a.py:2:5: TFC004" in out
+
+    def test_settings_are_part_of_the_key(self, tree, capsys):
+        """An entry made with --select TFC001 is not used by a run of every rule."""
+        _, narrow, _ = run(capsys, "check", "train.py", "-j1", "--select", "TFC001")
+        _, full, _ = run(capsys, "check", "train.py", "-j1")
+        assert "TFC001" in narrow and "TFC202" not in narrow and "TFC202" in full
+
+    def test_another_tool_version_is_a_miss(self, tree, capsys, monkeypatch):
+        """Entries live under the tool fingerprint: another fingerprint sees none of them."""
+        run(capsys, "check", ".", "-j1")
+        before = entries()
+        monkeypatch.setattr(_cache, "_FINGERPRINT", "0" * 64)
+        run(capsys, "check", ".", "-j1")
+        after = entries()
+        assert len(after) == 2 * len(before)
+        assert len({p.relative_to(cache_dir()).parts[0] for p in after}) == 2
+
+    @pytest.mark.parametrize("damage", [b"", b"{", b"[1, 2]", b'{"key": "other"}', b"\xff\xfe"],
+                             ids=["empty", "truncated", "not-an-object", "wrong-key", "not-utf8"])
+    def test_damaged_entry_is_a_miss(self, tree, capsys, damage):
+        """A partial, corrupt or misplaced entry is ignored (the result recomputed) and rewritten."""
+        cold = run(capsys, "check", ".", "-j1", "--format", "json")
+        for path in entries():
+            path.write_bytes(damage)
+        assert run(capsys, "check", ".", "-j1", "--format", "json") == cold
+        assert all(json.loads(p.read_bytes())["key"] == p.parent.name + p.stem for p in entries())
+
+    def test_concurrent_runs_share_one_cache(self, tree):
+        """Four runs at once on an empty cache all print the right thing; every entry is whole."""
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        cmd = [sys.executable, "-m", "codemods.cli", "check", ".", "-j2", "--format", "json"]
+        expected = subprocess.run(cmd + ["--no-cache"], capture_output=True, cwd=tree, env=env).stdout
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tree, env=env)
+                 for _ in range(4)]
+        outputs = [proc.communicate(timeout=300)[0] for proc in procs]
+        assert all(out == expected for out in outputs)
+        assert entries() and all(json.loads(p.read_bytes()) for p in entries())
+        assert not [p for p in cache_dir().rglob("*.tmp")]
+
+
+def test_default_directory(monkeypatch, tmp_path):
+    """$TFCLIP_MIGRATE_CACHE_DIR wins; else $XDG_CACHE_HOME/tfclip-migrate; else ~/.cache/tfclip-migrate."""
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path / "mine"))
+    assert _cache.default_dir() == str(tmp_path / "mine")
+    monkeypatch.delenv(_cache.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _cache.default_dir() == str(tmp_path / "xdg" / "tfclip-migrate")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _cache.default_dir() == str(tmp_path / "home" / ".cache" / "tfclip-migrate")
+
+
+def test_unwritable_cache_is_not_an_error(tree, capsys, monkeypatch):
+    """A cache directory that cannot be created (a file is in the way) only costs speed."""
+    blocker = tree.parent / "blocker"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv(_cache.CACHE_ENV, str(blocker / "cache"))
+    rc, out, err = run(capsys, "check", "train.py", "-j1")
+    assert rc == 1 and "train.py:4:13: TFC001" in out and "error" not in err
+
+
+# --------------------------------------------------------------------------------------
+# streaming: the JSON document without keeping the run in memory
+
+
+def test_spooled_document_is_json_dumps_byte_for_byte():
+    """The streamed document equals json.dumps(document, indent=2) of the same data, also when
+    the spools went to disk (a 1-byte limit) and for empty lists."""
+    findings = [{"path": "a.py", "line": i, "message": "x\ny \u00e9 \"q\"", "cell": None} for i in range(5)]
+    files = [{"path": f"f{i}.py", "status": "unchanged", "reason": ""} for i in range(3)]
+    for limit in (1 << 20, 1):
+        for found in (findings, []):
+            out, err = io.StringIO(), io.StringIO()
+            reporter = Reporter(out, err, command="check", json_format=True)
+            reporter.findings, reporter.files = Spool(limit), Spool(limit)
+            for entry in found:
+                reporter.findings.add(entry)
+            for entry in files:
+                reporter.files.add(entry)
+            reporter.warnings.append("w")
+            reporter._emit_document(1, None, {"scanned": 3})
+            expected = {"tool": "tfclip-migrate", "schema": 1, "command": "check", "mode": "check", "exit_code": 1,
+                        "interrupted": None, "findings": found, "files": files, "errors": [], "warnings": ["w"],
+                        "summary": {"scanned": 3}}
+            assert out.getvalue() == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"

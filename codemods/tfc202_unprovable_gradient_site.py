@@ -20,7 +20,11 @@ class UnprovableGradientSite(GradientSiteRule):
     SyncReplicasOptimizer / Horovod ``DistributedOptimizer`` / custom optimizer subclasses,
     ``gate_gradients``/``aggregation_method``/``colocate_gradients_with_ops``/``grad_loss``,
     variable lists not provably trainable, modules that disable resource variables, or
-    distribution strategies.
+    distribution strategies. Training sites the TF 2 rules cannot follow at all are reported
+    too, never left silent: ``compute_gradients`` whose gradients reach ``apply_gradients``
+    through a loop of towers, attributes or another method; ``tf.gradients`` applied from another
+    block or object (A3C's local gradients applied to the global network); and the removed
+    ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends).
 
     ## Why is this bad?
     These sites still call TF1-only APIs. Rewriting them by pattern would be a guess, and a
@@ -83,5 +87,7 @@ class UnprovableGradientSite(GradientSiteRule):
     # The planner's declines are at the sites TFC101-TFC103 match (see their SITES) and at
     # `minimize`/`compute_gradients` calls that are not statements of their own.
     SITES: ClassVar[Spec] = any_of(method_calls("minimize", "compute_gradients"),
-                                   all_of(calls("gradients"), names("apply_gradients")))
+                                   all_of(calls("gradients"), names("apply_gradients")),
+                                   calls("implicit_gradients", "implicit_value_and_gradients",
+                                         "gradients_function", "value_and_gradients_function"))
     REPORT_DECLINES: ClassVar[bool] = True

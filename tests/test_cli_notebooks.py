@@ -124,9 +124,10 @@ class TestOneProgram:
         for source in (new[0], new[2], new[3]):
             ast.parse("\n".join(line for line in source.splitlines() if not line.startswith("%")))
 
-    def test_rewrite_spanning_cells_is_refused(self, nb_path, capsys):
-        """A tape that would wrap statements of cells 2 and 3 cannot be written back cell by cell:
-        the notebook is left byte-identical and the reason is reported with the findings."""
+    def test_tape_spanning_cells_is_declined_and_the_shim_form_applied(self, nb_path, capsys):
+        """A tape that would wrap statements of cells 3 and 4 cannot be written back cell by cell:
+        `check` already declines it (TFC202 naming the cell), so `fix` applies the compat form
+        (TFC001) instead and a second `fix` finds nothing left to fix."""
         cells = [
             code_cell("import tensorflow as tf\n", "a"),
             code_cell("x = tf.compat.v1.placeholder(tf.float32, [None, 3])\n"
@@ -136,15 +137,21 @@ class TestOneProgram:
                       "clipped = tf.contrib.estimator.clip_gradients_by_norm(opt, clip_norm=5.0)\n"
                       "train_op = clipped.minimize(loss)\n", "d"),
         ]
-        raw = notebook(cells)
-        nb_path.write_bytes(raw)
-        rc, out, err = run(capsys, "fix", "train.ipynb")
-        assert rc == 1 and nb_path.read_bytes() == raw and "Rewriting" not in err
+        nb_path.write_bytes(notebook(cells))
+        rc, out, _ = run(capsys, "check", "train.ipynb")
         lines = out.splitlines()
-        assert lines[0] == ("train.ipynb:1:1: TFC900 fixes not applied: the rewrite indents code across the "
-                            "boundary between cells 2 and 3 (file left untouched)")
-        assert any(line.startswith("train.ipynb:cell 4:3:12: TFC103 [*]") for line in lines)
+        assert rc == 1
+        assert any(line.startswith("train.ipynb:cell 4:3:12: TFC202 the statements the tape must wrap span "
+                                   "notebook cells (cell 3)") for line in lines)
         assert any(line.startswith("train.ipynb:cell 4:2:11: TFC001 [*]") for line in lines)
+        assert not any("TFC103" in line for line in lines)
+        rc, out, _ = run(capsys, "fix", "train.ipynb")
+        new = sources(nb_path)
+        assert rc == 1 and "TFC900" not in out
+        assert "tfclip_compat.clip_gradients_by_norm(opt, clip_norm=5.0)" in new[3]
+        assert new[2] == "loss = tf.reduce_sum(tf.square(h))\n" and "GradientTape" not in "".join(new)
+        rc, out, _ = run(capsys, "fix", "train.ipynb")
+        assert "1 safe fix" not in out and sources(nb_path) == new
 
     def test_unrelated_cells_and_magic_assignments(self, nb_path, capsys):
         """IPython lines in any cell (`files = !ls`, `%time`) are masked and come back verbatim."""

@@ -22,6 +22,18 @@ TRAINABLE_LIST_CALLS = {"tf.trainable_variables"}
 VARIABLE_CONSTRUCTORS = {"tf.Variable": 1, "tf.get_variable": 5}  # positional index of `trainable`
 
 
+# Why each argument stops the rewrite (said in the decline; none of them is "impossible").
+_UNCARRIED_WHY = {
+    "grad_ys": "a tape takes the seed as `tape.gradient(..., output_gradients=...)`, a form these rules do "
+               "not write yet",
+    "grad_loss": "a tape takes the seed as `tape.gradient(..., output_gradients=...)`, a form these rules do "
+                 "not write yet",
+    "aggregation_method": "a tape always sums gradients the default way, so the rounding could change",
+    "gate_gradients": "a tape has no gating (`GATE_GRAPH`/`GATE_NONE` order the gradient ops differently)",
+    "stop_gradients": "a tape has no `stop_gradients`; wrap those tensors in `tf.stop_gradient` inside the tape",
+}
+
+
 class GatesMixin:
     """The shared gates of :class:`~codemods.tape.planner.Planner`."""
 
@@ -58,7 +70,7 @@ class GatesMixin:
                     (isinstance(value, cst.Integer) and value.value == "1")
                     or (isinstance(value, cst.Attribute) and value.attr.value == "GATE_OP")):
                 continue
-            raise Reject(f"`{method}(..., {key}=...)` has no `tf.GradientTape` equivalent {MANUAL}")
+            raise Reject(f"`{method}(..., {key}=...)`: {_UNCARRIED_WHY.get(key, 'a tape has no such option')} {MANUAL}")
 
     def is_callable_loss(self, loss: cst.BaseExpression) -> bool:
         if isinstance(loss, cst.Lambda):

@@ -38,6 +38,7 @@ from codemods.tape.overlaps import OverlapsMixin
 from codemods.tape.sites import Block, Decline, Plan, Reject
 from codemods.tape.slicing import tape_region
 from codemods.tape.tfapi import CONTROL, LOOPS
+from codemods.tape.unfollowed import unfollowed
 
 TRAINABLE_LIST_CALLS = {"tf.trainable_variables"}
 VARIABLE_CONSTRUCTORS = {"tf.Variable": 1, "tf.get_variable": 5}  # positional index of `trainable`
@@ -99,6 +100,8 @@ class Planner(GatesMixin, OverlapsMixin):
                 self._stray_call(call, method)
         self._drop_overlaps()
         self._check_groups()
+        # What no rule followed is reported, never left silent (codemods/tape/unfollowed.py).
+        self.declines.extend(unfollowed(self))
         return self
 
     def _plan_block(self, block: Block) -> None:

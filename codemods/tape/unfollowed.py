@@ -1,0 +1,223 @@
+"""Training sites no TF 2 rule followed: reported (TFC202), never left silent.
+
+The site rules (TFC101-TFC103) recognise a ``compute_gradients`` / ``tf.gradients`` flow only
+when it reaches ``apply_gradients`` within one block; a flow through a loop of towers, another
+object's attributes, another method or another file is not a look-alike (a norm monitor, a
+gradient penalty) but a training site they cannot follow. Silence there would let ``check`` (and
+the pre-commit hook) pass TF1 training code, so :func:`unfollowed` reports what it can show:
+
+* a ``compute_gradients`` call of a TF optimizer, with no plan or decline, where the same function
+  (or, in a method, the same class) also calls ``apply_gradients`` (without one there, the
+  gradients are only measured, or applied in another file: left alone);
+* a ``tf.gradients`` call, with no plan or decline, whose result is read by an
+  ``apply_gradients`` call of the same function (a name) or the same class (``self.x``);
+* ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends), removed in TF 2.
+
+Each is a :class:`~codemods.tape.sites.Decline` saying what was not followed; nothing is
+rewritten here, so nothing here can change training.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from codemods._analysis import dotted_name
+from codemods.tape.facts import MANUAL
+from codemods.tape.sites import Decline
+
+if TYPE_CHECKING:  # pragma: no cover
+    from codemods.tape.planner import Planner
+
+EAGER_GRADIENT_FUNCTIONS = {
+    "tf.contrib.eager.implicit_gradients",
+    "tf.contrib.eager.implicit_value_and_gradients",
+    "tf.contrib.eager.gradients_function",
+    "tf.contrib.eager.value_and_gradients_function",
+}
+# What an eager gradient function becomes (the TF 2 idiom the report points to).
+_TAPE_HINT = ("compute the loss inside `with tf.GradientTape() as tape:` and take "
+              "`tape.gradient(loss, variables)`")
+
+
+def unfollowed(planner: "Planner") -> List[Decline]:
+    """The training sites of ``planner``'s module that no plan or decline covers (see above)."""
+    facts = planner.facts
+    if not facts.imports_tf:
+        return []
+    covered = {id(p.node) for p in planner.plans} | {id(d.node) for d in planner.declines}
+    calls = _Calls()
+    facts.module.visit(calls)
+    applies = [c for c in calls.applies if not _foreign(planner, c)]
+    out: List[Decline] = []
+    for call in calls.eager:
+        names = facts.tf_names(call.func) & EAGER_GRADIENT_FUNCTIONS
+        if names and id(call) not in covered:
+            name = sorted(names)[0]
+            out.append(Decline("minimize", call, (
+                f"`{name}` was removed in TF 2 (`tf.contrib.eager` is gone): {_TAPE_HINT}, then "
+                f"`optimizer.apply_gradients(zip(gradients, variables))` {MANUAL}")))
+    if not applies:
+        return out
+    for call in calls.computes:
+        if id(call) in covered or _foreign(planner, call):
+            continue
+        if not any(_same_unit(facts, call, apply) for apply in applies):
+            continue  # measured, or applied in another file: nothing here to report
+        out.append(Decline("compute_apply", call, (
+            f"the gradients of `{facts.code(call.func, 40)}` are not followed to an `apply_gradients` in the "
+            f"same block (they go through {_through(planner, call)}); the TF 2 rules rewrite only "
+            f"`compute_gradients` -> clip -> `apply_gradients` within one block, so this training site "
+            f"needs a hand-written `tf.GradientTape` {MANUAL}")))
+    for call in calls.gradients:
+        if id(call) in covered or "tf.gradients" not in facts.tf_names(call.func):
+            continue
+        apply = _applied(planner, call, applies)
+        if apply is None:
+            continue  # a gradient penalty, a saliency map: not a training site
+        out.append(Decline("tf_gradients", call, (
+            f"the result of `tf.gradients` reaches `apply_gradients` ({facts.where(apply, 50)}) by a path the "
+            f"TF 2 rules do not follow (another block, method or object); this training site needs a "
+            f"hand-written `tf.GradientTape` {MANUAL}")))
+    return out
+
+
+def _foreign(planner: "Planner", call: cst.Call) -> bool:
+    """The receiver is not a TF optimizer (``scipy.optimize``, our shim, ...)."""
+    receiver = call.func.value  # type: ignore[attr-defined]
+    return planner.optimizer(receiver).kind in ("foreign", "shim")
+
+
+def _through(planner: "Planner", call: cst.Call) -> str:
+    """Where the result of ``call`` goes, in words, for the report."""
+    facts = planner.facts
+    for node in facts.ancestors(call):
+        if isinstance(node, cst.For):
+            return f"a loop (`for {facts.code(node.target, 20)} in {facts.code(node.iter, 30)}`)"
+        if isinstance(node, cst.While):
+            return f"a loop (`while {facts.code(node.test, 30)}`)"
+        if isinstance(node, cst.Return):
+            return "the `return` of its function, to the caller"
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+            if any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in targets):
+                return f"`{facts.code(targets[0], 40)}`, an attribute or item"
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            break
+    return "statements in another block, function or object"
+
+
+def _applied(planner: "Planner", call: cst.Call, applies: List[cst.Call]) -> Optional[cst.Call]:
+    """An ``apply_gradients`` call that reads the result of ``call``: a name of the same
+    function, or ``self.x`` of the same class (the result's binding, from its ``Assign``)."""
+    facts = planner.facts
+    targets = _targets(facts, call)
+    if not targets:
+        return None
+    scope = _scope(facts, call)
+    for apply in applies:
+        read = {name for arg in apply.args for name in _dotted_reads(arg.value)}
+        for target in targets & read:
+            if target.startswith("self.") and _class(facts, apply) is _class(facts, call) is not None:
+                return apply
+            if "." not in target and _scope(facts, apply) is scope:
+                return apply
+    return None
+
+
+def _targets(facts, call: cst.Call) -> Set[str]:
+    """Dotted names the statement holding ``call`` binds (``g``, ``self.grads``, ``g, _``)."""
+    for node in facts.ancestors(call):
+        if isinstance(node, cst.Assign):
+            out: Set[str] = set()
+            for target in node.targets:
+                for elem in _flatten(target.target):
+                    name = dotted_name(elem) if isinstance(elem, (cst.Name, cst.Attribute)) else None
+                    if name and name != "_":
+                        out.add(name)
+            return out
+        if isinstance(node, cst.BaseStatement):
+            return set()
+    return set()
+
+
+def _flatten(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _flatten(element.value)
+    else:
+        yield target
+
+
+def _dotted_reads(node: cst.CSTNode) -> Set[str]:
+    found = _Dotted()
+    node.visit(found)
+    return found.names
+
+
+def _same_unit(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` are in the same function, the same class, or both at module level."""
+    cls = _class(facts, a)
+    if cls is not None:
+        return _class(facts, b) is cls
+    return _scope(facts, a) is _scope(facts, b) and _class(facts, b) is None
+
+
+def _scope(facts, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            return anc
+    return None
+
+
+def _class(facts, node: cst.CSTNode) -> Optional[cst.ClassDef]:
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.ClassDef):
+            return anc
+    return None
+
+
+class _Dotted(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        name = dotted_name(node)
+        if name:
+            self.names.add(name)
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+class _Calls(cst.CSTVisitor):
+    """Every ``compute_gradients`` / ``apply_gradients`` method call, every call named
+    ``gradients`` and every call of an eager gradient function's last name."""
+
+    _EAGER = {name.rsplit(".", 1)[1] for name in EAGER_GRADIENT_FUNCTIONS}
+
+    def __init__(self) -> None:
+        self.computes: List[cst.Call] = []
+        self.applies: List[cst.Call] = []
+        self.gradients: List[cst.Call] = []
+        self.eager: List[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        last: Tuple[str, bool] = ("", False)
+        if isinstance(func, cst.Attribute):
+            last = (func.attr.value, True)
+        elif isinstance(func, cst.Name):
+            last = (func.value, False)
+        name, is_method = last
+        if is_method and name == "compute_gradients":
+            self.computes.append(node)
+        elif is_method and name == "apply_gradients":
+            self.applies.append(node)
+        elif name == "gradients":
+            self.gradients.append(node)
+        elif name in self._EAGER:
+            self.eager.append(node)

@@ -68,6 +68,8 @@ CASES: Dict[str, str] = {
     "config_class_fields": EQUIVALENT,
     "session_value_in_the_loss": EQUIVALENT,
     "data_container_filled_with_tensors": "`penalties`",
+    "optimizer_name_rebound_per_section": EQUIVALENT,
+    "optimizer_rebound_inside_its_wrapper": EQUIVALENT,
 }
 
 

@@ -104,6 +104,9 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
                 return Optimizer("unknown", f"the optimizer `{receiver.value}` is a `clip_gradients_by_norm` optimizer "
                                             "passed in as a parameter; the compat form (TFC001) keeps it working")
             return Optimizer("unknown", f"the callers pass different optimizers as `{receiver.value}`")
+        reaching = _reaching(facts, receiver, found) if len(found) > 1 else None
+        if reaching is not None:
+            found = [reaching]  # straight-line code: the assignment just above the use
         infos = []
         for assignment in found:
             value = facts.assigned_value(assignment)
@@ -114,8 +117,16 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
             if info.kind in ("wrapper", "custom", "foreign", "shim"):
                 return info
         if len(infos) != 1:
-            return Optimizer("unknown", f"`{receiver.value}` is assigned more than once")
+            return Optimizer("unknown", f"`{receiver.value}` is assigned more than once, and which assignment "
+                                        f"reaches this call depends on a loop, a branch or when a function runs")
         info = infos[0]
+        if info.kind == "wrapped" and info.inner is not None and _rebound(facts, info.inner.name):
+            # `opt = clip_gradients_by_norm(opt, 5.0)`: the tape form applies with the inner optimizer,
+            # which has no name of its own at the site (it would write the wrapper: clipping twice).
+            return Optimizer("unknown", f"the optimizer inside `clip_gradients_by_norm` is bound to "
+                                        f"`{info.inner.name.value}`, which is assigned more than once, so the "
+                                        f"tape form could not name it at the site; the compat form (TFC001) keeps "
+                                        f"it working")
         if info.kind in ("tf1", "wrapped"):
             return Optimizer(info.kind, info.what, ctor=info.ctor, name=receiver, inner=info.inner)
         return info
@@ -123,6 +134,65 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
         return Optimizer("unknown", f"the optimizer `{facts.code(receiver, 50)}` is an attribute; its class is "
                                     "unknown here")
     return Optimizer("unknown", "the optimizer expression is not a name or a constructor call")
+
+
+def _rebound(facts: ModuleFacts, name: Optional[cst.Name]) -> bool:
+    return isinstance(name, cst.Name) and len(facts.assignments(name)) > 1
+
+
+def _reaching(facts: ModuleFacts, use: cst.Name, found: list):
+    """The one assignment of ``use``'s name that reaches it in straight-line code, else None.
+
+    Exact only when every assignment is a plain ``name = value`` statement of the block that
+    holds the use (no branch, loop target, ``global`` rebinding in a function, or import), the use
+    is not inside a function, lambda or class defined in that block (called later, it would see a
+    later binding), and, when the block sits in a loop, no assignment follows the use (the next
+    iteration would see it). Then the last assignment above the use's statement is the binding it
+    reads (an assignment's own value is read before it binds: ``opt = wrap(opt)``)."""
+    lines = []
+    for assignment in found:
+        if not isinstance(assignment, Assignment) or facts.assigned_value(assignment) is None:
+            return None
+        target = facts.parent(assignment.node)
+        assign = facts.parent(target) if target is not None else None
+        line = facts.parent(assign) if assign is not None else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        lines.append(line)
+    block = facts.parent(lines[0])
+    if not isinstance(block, (cst.Module, cst.IndentedBlock)) or any(facts.parent(line) is not block
+                                                                      for line in lines):
+        return None
+    holder = None
+    for anc in facts.ancestors(use):
+        if anc is block or isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if facts.parent(anc) is block:
+            holder = anc
+            break
+    if holder is None:
+        return None
+    body = list(block.body)
+    position = {id(stmt): k for k, stmt in enumerate(body)}
+    use_index = position.get(id(holder))
+    indices = [position.get(id(line)) for line in lines]
+    if use_index is None or any(k is None for k in indices):
+        return None
+    before = [(k, a) for k, a in zip(indices, found) if k < use_index]
+    if not before:
+        return None
+    if any(k >= use_index for k in indices) and _in_loop(facts, block):
+        return None
+    return max(before, key=lambda pair: pair[0])[1]
+
+
+def _in_loop(facts: ModuleFacts, block: cst.CSTNode) -> bool:
+    for anc in [block] + list(facts.ancestors(block)):
+        if isinstance(anc, (cst.For, cst.While)):
+            return True
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+    return False
 
 
 def _local_class(facts: ModuleFacts, name: cst.Name) -> Optional[cst.ClassDef]:

@@ -8,7 +8,8 @@ the real ``tfclip_compat`` signatures, so the table cannot drift from the shim.
 
 Sources: ``tensorflow/contrib/estimator/python/estimator/extenders.py``,
 ``tensorflow/contrib/training/python/training/training.py``,
-``tensorflow/contrib/layers/python/layers/optimizers.py`` and
+``tensorflow/contrib/layers/python/layers/optimizers.py``,
+``tensorflow/contrib/slim/python/slim/learning.py`` and
 ``tensorflow/python/ops/clip_ops.py`` at r1.15.
 """
 
@@ -75,6 +76,22 @@ HELPERS: Dict[str, HelperSpec] = {
     ),
     "clip_gradient_norms_fn": _spec("clip_gradient_norms_fn", ("max_norm", R)),
     "add_gradients_summaries": _spec("add_gradients_summaries", ("grads_and_vars", R)),
+    "slim_create_train_op": _spec(
+        "slim_create_train_op",
+        ("total_loss", R),
+        ("optimizer", R),
+        ("global_step", O),
+        ("update_ops", O),
+        ("variables_to_train", O),
+        ("clip_gradient_norm", O),
+        ("summarize_gradients", O),
+        ("gate_gradients", O),
+        ("aggregation_method", O),
+        ("colocate_gradients_with_ops", O),
+        ("gradient_multipliers", O),
+        ("check_numerics", O),
+    ),
+    "slim_add_gradients_summaries": _spec("slim_add_gradients_summaries", ("grads_and_vars", R)),
     "multiply_gradients": _spec(
         "multiply_gradients", ("grads_and_vars", R), ("gradient_multipliers", R)
     ),

@@ -76,6 +76,17 @@ CONTRIB_TO_SHIM = {
     "tf.contrib.training.python.training.training.clip_gradient_norms_fn": "clip_gradient_norms_fn",
     "tf.contrib.training.python.training.training.add_gradients_summaries": "add_gradients_summaries",
     "tf.contrib.training.python.training.training.multiply_gradients": "multiply_gradients",
+    # tf.contrib.slim.learning (TF 1.15 learning.py): clip_gradient_norms is a copy of
+    # contrib.training's, multiply_gradients builds the same multiplier op; create_train_op and
+    # add_gradients_summaries are slim's own (other signature / summary tags): slim_* twins.
+    "tf.contrib.slim.learning.create_train_op": "slim_create_train_op",
+    "tf.contrib.slim.learning.clip_gradient_norms": "clip_gradient_norms",
+    "tf.contrib.slim.learning.multiply_gradients": "multiply_gradients",
+    "tf.contrib.slim.learning.add_gradients_summaries": "slim_add_gradients_summaries",
+    "tf.contrib.slim.python.slim.learning.create_train_op": "slim_create_train_op",
+    "tf.contrib.slim.python.slim.learning.clip_gradient_norms": "clip_gradient_norms",
+    "tf.contrib.slim.python.slim.learning.multiply_gradients": "multiply_gradients",
+    "tf.contrib.slim.python.slim.learning.add_gradients_summaries": "slim_add_gradients_summaries",
 }
 
 # -- gradient clipping functions (still in TF 2, except clip_by_average_norm: compat.v1 only) --
@@ -85,6 +96,7 @@ CLIP_FUNCTIONS = {
     "tf.clip_by_global_norm",
     "tf.clip_by_average_norm",
     "tf.contrib.training.clip_gradient_norms",
+    "tf.contrib.slim.learning.clip_gradient_norms",
 }
 
 # -- TF1 optimizers (tf.train.* == tf.compat.v1.train.*) --

@@ -22,6 +22,8 @@ live in). Everything else is common:
   in a file that names one of the helpers), a star import from a contrib module, a name
   bound both to a contrib helper and to something else, a local ``tfclip_compat`` that
   the new import would shadow.
+* a rule with ``FOLLOW_ALIASES`` also resolves plain module aliases (``slim =
+  tf.contrib.slim``, ``codemods._aliases``) and drops an alias whose every use it rewrote.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from codemods._aliases import DropDeadAliases, alias_modules, chain_root, find_aliases, served_key
 from codemods._base import FixSafety, TfcCodemod
 from codemods._contrib_signatures import HELPERS, SHIM_MISSING, HelperSpec
 from codemods._names import canonical, canonical_names
@@ -100,6 +103,8 @@ class ShimRewrite(TfcCodemod):
     NAMESPACES: ClassVar[FrozenSet[str]] = frozenset()
     # How the message says the helper is gone.
     GONE: ClassVar[str] = "was removed in TensorFlow 2"
+    # Resolve `name = <contrib module>` aliases (codemods._aliases) instead of declining them.
+    FOLLOW_ALIASES: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:  # type: ignore[no-untyped-def]
         if "SITES" not in cls.__dict__ and cls.TARGETS:
@@ -115,6 +120,15 @@ class ShimRewrite(TfcCodemod):
         self._dotted: Set[int] = set()  # ids of nodes that are an Attribute's .value
         self._rewritten: Set[str] = set()  # dotted names of rewritten expressions
         self._contrib_imports: List[Tuple[str, str, Optional[str], Optional[str]]] = []
+        self._alias_uses: Dict[int, Tuple[str, Tuple[cst.Assign, ...]]] = {}
+        self._alias_values: Set[int] = set()  # ids of the values of resolved alias statements
+        self._served_aliases: Set[Tuple[str, str]] = set()
+        if self.FOLLOW_ALIASES:
+            scopes = {s for s in self.metadata.get(ScopeProvider, {}).values() if s is not None}
+            self._alias_uses, assigns = find_aliases(
+                node, list(scopes), lambda n: self._names(n)[0], alias_modules(list(self.TARGETS))
+            )
+            self._alias_values = {id(assign.value) for assign, _ in assigns.values()}
         self._unresolved_helper_uses = self._count_unresolved_helper_uses(node)
         self._shim_clash = self._find_shim_clash()
 
@@ -127,6 +141,9 @@ class ShimRewrite(TfcCodemod):
         count = 0
         for node in _walk(module):
             if isinstance(node, cst.Attribute) and node.attr.value in helpers:
+                root = chain_root(node)
+                if root is not None and id(root[0]) in self._alias_uses:
+                    continue
                 raw = self.get_metadata(QualifiedNameProvider, node, set())
                 if not any(qn.source is not QualifiedNameSource.LOCAL for qn in raw):
                     count += 1
@@ -191,6 +208,9 @@ class ShimRewrite(TfcCodemod):
 
     def _names(self, node: cst.CSTNode) -> Tuple[Set[str], bool]:
         """Canonical TF names of ``node`` and whether the binding is ambiguous."""
+        root = chain_root(node) if self._alias_uses else None
+        if root is not None and id(root[0]) in self._alias_uses:
+            return {self._alias_uses[id(root[0])][0] + root[1]}, False
         try:
             raw = self.get_metadata(QualifiedNameProvider, node, set())
         except KeyError:
@@ -248,7 +268,7 @@ class ShimRewrite(TfcCodemod):
         return hits[0] if hits else None
 
     def _check_reference(self, node: cst.BaseExpression) -> None:
-        if id(node) in self._handled:
+        if id(node) in self._handled or id(node) in self._alias_values:
             return
         names, ambiguous = self._names(node)
         if not names:
@@ -351,6 +371,20 @@ class ShimRewrite(TfcCodemod):
             dotted = _dotted_name(func)
             if dotted is not None:
                 self._rewritten.add(dotted)
+            self._serve_aliases(func)
+
+    def _serve_aliases(self, func: cst.BaseExpression) -> None:
+        """Mark the alias statements a rewritten callee read (and those their values read)."""
+        root = chain_root(func)
+        pending = [root[0]] if root is not None else []
+        while pending:
+            use = self._alias_uses.get(id(pending.pop()))
+            for assign in use[1] if use is not None else ():
+                if served_key(assign) not in self._served_aliases:
+                    self._served_aliases.add(served_key(assign))
+                    value_root = chain_root(assign.value)
+                    if value_root is not None:
+                        pending.append(value_root[0])
 
     # -- rewriting --------------------------------------------------------------------
 
@@ -402,9 +436,12 @@ class ShimRewrite(TfcCodemod):
         dropped (or becomes ``import tensorflow`` if nothing else binds ``tensorflow``).
         """
         self._dotted_imports = []
+        self._served_aliases = set()
         tree = super().transform_module(tree)
         if self._dotted_imports:
             tree = tree.visit(_DropDeadDottedImports(tree, self._dotted_imports))
+        if self._served_aliases:
+            tree = DropDeadAliases.apply(tree, self._served_aliases)
         return tree
 
 

@@ -20,6 +20,8 @@ EXPECTED = {
     "multiply_gradients",
     "optimize_loss",
     "restore_v1_optimizer_state",
+    "slim_add_gradients_summaries",
+    "slim_create_train_op",
 }
 
 
@@ -62,6 +64,8 @@ CONTRIB_DROP_INS = {
     "create_train_op",
     "multiply_gradients",
     "optimize_loss",
+    "slim_add_gradients_summaries",
+    "slim_create_train_op",
 }
 TRANSFORMS = {
     "AdaptiveClipping",

@@ -2,8 +2,8 @@
 
 Drop-in, same-semantics replacements for the clipping helpers TensorFlow 2 removed
 (``tf.contrib.estimator.clip_gradients_by_norm``, ``tf.contrib.training.*``,
-``tf.contrib.layers.optimize_loss``, ``adaptive_clipping_fn``) plus robust versions of TF's clip
-functions, and composable gradient transforms (``Chain``, ``AutoClip``, ``ZClip``,
+``tf.contrib.layers.optimize_loss``, ``adaptive_clipping_fn``, ``tf.contrib.slim.learning``'s)
+plus robust versions of TF's clip functions, and composable gradient transforms (``Chain``, ``AutoClip``, ``ZClip``,
 ``AdaptiveGradClip``, ``SkipOnSpike``, ``SkipNonFinite``, ``PerGroup``, ``ClipStatistics``...)
 that ``wrap_optimizer`` puts in front of any v1 or Keras optimizer.
 Needs TensorFlow (``pip install "tfclip-compat[tf]"``); never imports libcst.
@@ -30,6 +30,7 @@ from tfclip_compat._clip import (
 )
 from tfclip_compat._contrib.adaptive import adaptive_clipping_fn
 from tfclip_compat._contrib.layers import optimize_loss
+from tfclip_compat._contrib.slim import slim_add_gradients_summaries, slim_create_train_op
 from tfclip_compat._contrib.training import (
     add_gradients_summaries,
     clip_gradient_norms,
@@ -92,5 +93,7 @@ __all__ = [
     "multiply_gradients",
     "optimize_loss",
     "restore_v1_optimizer_state",
+    "slim_add_gradients_summaries",
+    "slim_create_train_op",
     "wrap_optimizer",
 ]

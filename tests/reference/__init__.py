@@ -10,6 +10,9 @@ codemods are compared against. They are rewritten from the TF 1.15 sources:
   ``adaptive_clipping_fn``, ``OPTIMIZER_CLS_NAMES``, ``OPTIMIZER_SUMMARIES``);
 - ``reference.contrib_estimator`` (shim-core's): ``tf.contrib.estimator.clip_gradients_by_norm``,
   loaded lazily on first use of ``contrib.estimator``;
+- ``reference.contrib_slim``: ``tf.contrib.slim.learning`` (``create_train_op``,
+  ``clip_gradient_norms``, ``multiply_gradients``, ``add_gradients_summaries``), also reached as
+  ``tf.contrib.slim.python.slim.learning``;
 - ``reference.clip_ops``: TF 1.15's ``global_norm``, ``clip_by_global_norm``, ``clip_by_norm``,
   which the three above use (not TF 2's, which changed details).
 
@@ -41,7 +44,8 @@ caller's job (``with tf.Graph().as_default():``), as it was TF1's default.
 
 ``legacy_tf()`` returns that namespace directly: a module-like object whose attributes are those of
 ``tf.compat.v1`` (``tf.train.AdamOptimizer``, ``tf.placeholder``, ``tf.Session``...) plus
-``.contrib`` (``contrib.estimator``, ``contrib.training``, ``contrib.layers``), i.e. TF 1.15's
+``.contrib`` (``contrib.estimator``, ``contrib.training``, ``contrib.layers``,
+``contrib.slim.learning``), i.e. TF 1.15's
 ``import tensorflow as tf`` for the parts this project covers. Pass it in place of ``tf`` to a
 function written against TF 1.
 """
@@ -56,9 +60,17 @@ from typing import Any, Dict, Optional
 
 import tensorflow as _tf
 
-from . import clip_ops, contrib_layers, contrib_training
+from . import clip_ops, contrib_layers, contrib_slim, contrib_training
 
-__all__ = ["clip_ops", "contrib", "contrib_layers", "contrib_training", "legacy_tf", "run_legacy"]
+__all__ = [
+    "clip_ops",
+    "contrib",
+    "contrib_layers",
+    "contrib_slim",
+    "contrib_training",
+    "legacy_tf",
+    "run_legacy",
+]
 
 
 class _LazyEstimator(types.ModuleType):
@@ -69,14 +81,25 @@ class _LazyEstimator(types.ModuleType):
         return getattr(module, attr)
 
 
+def _slim() -> types.ModuleType:
+    """``tf.contrib.slim`` for the parts this project covers: ``learning`` (and its deep path)."""
+    slim = types.ModuleType("tensorflow.contrib.slim", "Reference of TF 1.15 tf.contrib.slim.")
+    slim.learning = contrib_slim.learning
+    slim.python = types.ModuleType("tensorflow.contrib.slim.python")
+    slim.python.slim = types.ModuleType("tensorflow.contrib.slim.python.slim")
+    slim.python.slim.learning = contrib_slim.learning
+    return slim
+
+
 class _Contrib(types.ModuleType):
-    """The ``tf.contrib`` namespace: ``estimator``, ``training``, ``layers``."""
+    """The ``tf.contrib`` namespace: ``estimator``, ``training``, ``layers``, ``slim``."""
 
     def __init__(self) -> None:
         super().__init__("tensorflow.contrib", "Reference of TF 1.15 tf.contrib (tests only).")
         self.estimator = _LazyEstimator("tensorflow.contrib.estimator")
         self.training = contrib_training
         self.layers = contrib_layers
+        self.slim = _slim()
 
 
 contrib = _Contrib()

@@ -4,7 +4,7 @@
 the first indices. The rules look at the program's grammar tags, the applied rule codes and the
 failure detail; the first rule that matches wins, so the order goes from the most specific cause
 to the most generic. A program often has several causes (a Keras layer *and* a tower list...):
-it is counted once, under the first. A heuristic: ``KNOWN_FAILURES.md`` holds the hand-checked result, with a
+it is counted once, under the first. A heuristic: ``REGRESSIONS.md`` holds the hand-checked result, with a
 minimal reproducer per cause; ``python -m tests.fuzz.triage --check-known`` re-runs each of
 them through the oracle and prints its verdict.
 """
@@ -74,7 +74,7 @@ def triage(results: List[dict]) -> Dict[str, List[dict]]:
 
 
 def check_known(path: str) -> int:
-    """Run every reproducer of ``KNOWN_FAILURES.md`` (each python block under a ``###`` heading)
+    """Run every reproducer of ``REGRESSIONS.md`` (each python block under a ``###`` heading)
     through the oracle in this process and print its safe-fix verdict."""
     import re
 
@@ -96,7 +96,7 @@ def check_known(path: str) -> int:
 
 def main(argv: List[str]) -> int:
     if argv and argv[0] == "--check-known":
-        return check_known(argv[1] if len(argv) > 1 else "tests/fuzz/KNOWN_FAILURES.md")
+        return check_known(argv[1] if len(argv) > 1 else "tests/fuzz/REGRESSIONS.md")
     with open(argv[0]) as fh:
         if argv[0].endswith(".jsonl"):  # the long mode's partial stream
             results = [json.loads(line) for line in fh if line.strip()]

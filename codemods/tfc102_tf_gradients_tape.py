@@ -17,7 +17,7 @@ from codemods.tape.sites import Plan, Reject
 
 GRADIENTS_PARAMS = ("ys", "xs", "grad_ys", "name", "colocate_gradients_with_ops", "gate_gradients",
                     "aggregation_method", "stop_gradients", "unconnected_gradients")
-UNCARRIED = ("grad_ys", "gate_gradients", "aggregation_method", "colocate_gradients_with_ops", "stop_gradients",
+UNCARRIED = ("gate_gradients", "aggregation_method", "colocate_gradients_with_ops", "stop_gradients",
              "unconnected_gradients")
 
 
@@ -123,7 +123,13 @@ class TfGradientsToTape(GradientSiteRule):
         safety, note = region.safety, region.note
         tape = emit.fresh("tape")
         loss_name, extra = emit.loss_statements(loss, False)
-        renames = {call: f"{tape}.gradient({loss_name}, {facts.code(xs)})"}
+        # `grad_ys` seeds the backward pass; a tape takes the same seed as `output_gradients`
+        # (evaluated where `tf.gradients` was: same statement, same values).
+        grad_ys = args.get("grad_ys")
+        if isinstance(grad_ys, cst.Name) and grad_ys.value == "None":
+            grad_ys = None
+        seed = f", output_gradients={facts.code(grad_ys)}" if grad_ys is not None else ""
+        renames = {call: f"{tape}.gradient({loss_name}, {facts.code(xs)}{seed})"}
         replacements = {}
         clip_norm = planner.clip_norm_option()
         target = small.targets[0].target
@@ -131,7 +137,7 @@ class TfGradientsToTape(GradientSiteRule):
                 and not _clipped(planner, body, index, target.value, apply_index):
             renames = {}
             replacements[index] = carry_trivia(body[index], [
-                emit.stmt(f"{target.value} = {tape}.gradient({loss_name}, {facts.code(xs)})"),
+                emit.stmt(f"{target.value} = {tape}.gradient({loss_name}, {facts.code(xs)}{seed})"),
                 emit.clip_global_norm(target.value, clip_norm)])
         message = "`tf.gradients` -> `tf.GradientTape` + `tape.gradient`"
         return planner.make_plan("tf_gradients", call, site, region, tape, extra, replacements, apply_index,

@@ -70,6 +70,7 @@ CASES: Dict[str, str] = {
     "data_container_filled_with_tensors": "`penalties`",
     "optimizer_name_rebound_per_section": EQUIVALENT,
     "optimizer_rebound_inside_its_wrapper": EQUIVALENT,
+    "grad_ys_actor_update": EQUIVALENT,
 }
 
 

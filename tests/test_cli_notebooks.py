@@ -124,9 +124,10 @@ class TestOneProgram:
         for source in (new[0], new[2], new[3]):
             ast.parse("\n".join(line for line in source.splitlines() if not line.startswith("%")))
 
-    def test_rewrite_spanning_cells_is_refused(self, nb_path, capsys):
-        """A tape that would wrap statements of cells 2 and 3 cannot be written back cell by cell:
-        the notebook is left byte-identical and the reason is reported with the findings."""
+    def test_tape_spanning_cells_declined_compat_form_written(self, nb_path, capsys):
+        """A tape that would wrap statements of cells 2 and 3 is declined at the training site
+        (TFC202 names the cell), the shim form is written instead, and `check` advertises exactly
+        that one safe fix."""
         cells = [
             code_cell("import tensorflow as tf\n", "a"),
             code_cell("x = tf.compat.v1.placeholder(tf.float32, [None, 3])\n"
@@ -136,15 +137,17 @@ class TestOneProgram:
                       "clipped = tf.contrib.estimator.clip_gradients_by_norm(opt, clip_norm=5.0)\n"
                       "train_op = clipped.minimize(loss)\n", "d"),
         ]
-        raw = notebook(cells)
-        nb_path.write_bytes(raw)
+        nb_path.write_bytes(notebook(cells))
+        rc, out, err = run(capsys, "check", "train.ipynb")
+        assert rc == 1 and "1 safe fix available" in err and "TFC900" not in out
+        assert "train.ipynb:cell 4:2:11: TFC001 [*]" in out
         rc, out, err = run(capsys, "fix", "train.ipynb")
-        assert rc == 1 and nb_path.read_bytes() == raw and "Rewriting" not in err
-        lines = out.splitlines()
-        assert lines[0] == ("train.ipynb:1:1: TFC900 fixes not applied: the rewrite indents code across the "
-                            "boundary between cells 2 and 3 (file left untouched)")
-        assert any(line.startswith("train.ipynb:cell 4:3:12: TFC103 [*]") for line in lines)
-        assert any(line.startswith("train.ipynb:cell 4:2:11: TFC001 [*]") for line in lines)
+        assert rc == 1 and "Rewriting train.ipynb" in err and "fix available" not in err
+        assert out == ("train.ipynb:cell 4:3:12: TFC202 the statements the tape must wrap span notebook cells "
+                       "(cell 3): one `with` block cannot cross a cell (manual edit required)\n")
+        new = sources(nb_path)
+        assert new[1:3] == ["".join(cell["source"]) for cell in cells[1:3]]
+        assert "tfclip_compat.clip_gradients_by_norm(opt, clip_norm=5.0)" in new[3] and "GradientTape" not in new[3]
 
     def test_unrelated_cells_and_magic_assignments(self, nb_path, capsys):
         """IPython lines in any cell (`files = !ls`, `%time`) are masked and come back verbatim."""

@@ -1,5 +1,5 @@
-"""Jupyter notebooks: reading ``.ipynb`` files, writing them back in their own JSON layout,
-and masking IPython-only lines (magics, shell escapes, help) so code cells parse as Python.
+"""Jupyter notebooks: reading ``.ipynb`` files, writing changed cells back in the file's own
+JSON layout (spliced: :mod:`codemods._notebook_layout`), and masking IPython-only lines (magics, shell escapes, help) so code cells parse as Python.
 
 Imports neither libcst nor TensorFlow.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import codecs
-import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -25,13 +24,11 @@ class NotebookError(Exception):
 
 @dataclass
 class Notebook:
-    """A parsed ``.ipynb`` with what is needed to write it back in its own layout."""
+    """A parsed ``.ipynb``: the decoded document and the JSON text it was read from."""
 
     data: Dict[str, Any]
     had_bom: bool
-    lines: List[str]  # the JSON text as read, cut after each "\n" (line endings kept)
-    layout: Optional[Dict[str, Any]]  # json.dumps kwargs reproducing the file; None = unknown
-    suffix: str  # whitespace after the JSON document ("\r\n" as "\n")
+    text: str  # the JSON text as read (BOM removed, line endings kept)
 
     def code_cells(self) -> Iterator[Tuple[int, str]]:
         """``(cell_number, source)`` of every code cell; numbers are 1-based over all cells."""
@@ -45,67 +42,35 @@ class Notebook:
                 if isinstance(source, str):
                     yield number, source
 
-    def set_source(self, number: int, source: str) -> None:
-        """Replace cell ``number``'s source, keeping its list-of-lines or string form
-        (lines end at "\n" only, as Jupyter splits them)."""
-        cell = self.data["cells"][number - 1]
-        if isinstance(cell.get("source"), list):
-            cell["source"] = re.findall(r"[^\n]*\n|[^\n]+", source)
-        else:
-            cell["source"] = source
+    def write_back(self, sources: Dict[int, str]) -> bytes:
+        """The notebook's bytes with the source of each cell ``number`` in ``sources`` replaced.
 
-    def dump(self) -> bytes:
-        """Serialise in the layout detected at load time. Lines of JSON text that did not
-        change keep their own line endings (a notebook may mix CRLF and LF); new lines
-        take the ending of the lines they replace (the file's most common one if none)."""
-        assert self.layout is not None
-        new_lines = re.findall(r"[^\n]*\n|[^\n]+", json.dumps(self.data, **self.layout) + self.suffix)
-        old_plain = [_strip_cr(line) for line in self.lines]
-        common = _most_common_ending(self.lines)
-        out: List[str] = []
-        matcher = difflib.SequenceMatcher(None, old_plain, new_lines, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                out.extend(self.lines[i1:i2])
-                continue
-            ending = _most_common_ending(self.lines[i1:i2]) if i2 > i1 else common
-            out.extend(line[:-1] + ending if line.endswith("\n") else line for line in new_lines[j1:j2])
-        data = "".join(out).encode("utf-8")
+        Only those cells' ``source`` values change in the file as read
+        (:mod:`codemods._notebook_layout`); every other byte -- outputs, metadata, the
+        indentation however irregular, escaping, line endings, BOM -- is kept. The result is
+        verified: it must decode to this document, keys in the same order, with exactly
+        those sources replaced (a list of lines stays a list, split after each ``"\\n"``
+        as Jupyter does). Raises :class:`NotebookError` naming why otherwise."""
+        from codemods._notebook_layout import LayoutError, jupyter_lines, splice_sources
+
+        cells = self.data["cells"]
+        try:
+            text = splice_sources(self.text, cells, sources)
+        except LayoutError as exc:
+            raise NotebookError(exc.reason) from None
+        expected = dict(self.data)
+        expected["cells"] = list(cells)
+        for number, source in sources.items():
+            cell = cells[number - 1]
+            expected["cells"][number - 1] = dict(cell, source=jupyter_lines(source) if isinstance(cell["source"], list) else source)
+        try:
+            same = json.dumps(json.loads(text)) == json.dumps(expected)
+        except ValueError:
+            same = False
+        if not same:
+            raise NotebookError("the cells written back in the notebook's own JSON layout do not decode to the intended notebook")
+        data = text.encode("utf-8")
         return codecs.BOM_UTF8 + data if self.had_bom else data
-
-
-def _strip_cr(line: str) -> str:
-    return line[:-2] + "\n" if line.endswith("\r\n") else line
-
-
-def _most_common_ending(lines: List[str]) -> str:
-    crlf = sum(line.endswith("\r\n") for line in lines)
-    lf = sum(line.endswith("\n") for line in lines) - crlf
-    return "\r\n" if crlf > lf else "\n"
-
-
-def _detect_layout(data: Any, text: str) -> Tuple[Optional[Dict[str, Any]], str]:
-    """Find ``json.dumps`` arguments that reproduce ``text`` exactly (key order is kept by
-    ``json.loads``). Jupyter itself writes ``indent=1, ensure_ascii=False`` + newline."""
-    body = text.rstrip()
-    suffix = text[len(body):]
-    indents: List[Optional[int]] = []
-    match = re.search(r"\n( +)\S", body)
-    if match:
-        indents.append(len(match.group(1)))
-    indents += [1, 2, 4, None]
-    for indent in dict.fromkeys(indents):
-        seps = [(",", ": ")] if indent is not None else [(", ", ": "), (",", ":")]
-        for separators in seps:
-            for ensure_ascii in (False, True):
-                kwargs: Dict[str, Any] = {
-                    "indent": indent,
-                    "ensure_ascii": ensure_ascii,
-                    "separators": separators,
-                }
-                if json.dumps(data, **kwargs) == body:
-                    return kwargs, suffix
-    return None, suffix
 
 
 def load_notebook(raw: bytes) -> Notebook:
@@ -117,18 +82,15 @@ def load_notebook(raw: bytes) -> Notebook:
         text = raw[len(codecs.BOM_UTF8):].decode("utf-8") if had_bom else raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NotebookError(f"notebook is not valid UTF-8: {exc}") from None
-    lines = re.findall(r"[^\n]*\n|[^\n]+", text)
-    plain = "".join(_strip_cr(line) for line in lines)
     try:
-        data = json.loads(plain)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotebookError(f"invalid notebook JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         if isinstance(data, dict) and "worksheets" in data:
             raise NotebookError("nbformat 3 notebook (no top-level 'cells'); upgrade it with `jupyter nbconvert --to notebook`")
         raise NotebookError("not a Jupyter notebook (no top-level 'cells' list)")
-    layout, suffix = _detect_layout(data, plain)
-    return Notebook(data=data, had_bom=had_bom, lines=lines, layout=layout, suffix=suffix)
+    return Notebook(data=data, had_bom=had_bom, text=text)
 
 
 def notebook_language(nb: Notebook) -> str:

@@ -213,8 +213,10 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     cells = list(nb.code_cells())
     if not _may_contain_targets("\n".join(source for _, source in cells), settings):
         return None
+    from codemods._core import FixSafety
+
     report.parsed = True
-    notes: List[str] = []  # why fixes are not applied (notebook-level TFC900 notes)
+    notes: List[str] = []  # why `fix` cannot apply the fixes (notebook-level TFC900 notes)
     masked: List[Tuple[int, "_notebooks.MaskedCell"]] = []
     for number, source in cells:
         cell = _notebooks.mask_ipython(source, number)
@@ -241,15 +243,15 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     if too_large:
         _skip(settings, report, too_large)
         return None
-    if options.apply_fixes and nb.layout is None:
-        notes.append("cannot reproduce the notebook's JSON layout")  # writing would change more than cells
-    apply = options.apply_fixes and not notes
     from codemods._core import SourceError
     from codemods.api import migrate_source
 
-    run_options = dataclasses.replace(options, apply_fixes=apply)
+    def run(apply: bool, unsafe: bool = options.unsafe_fixes) -> Any:
+        return migrate_source(program.source, dataclasses.replace(options, apply_fixes=apply, unsafe_fixes=unsafe),
+                              path=display, rules=settings.rules)
+
     try:
-        result = migrate_source(program.source, run_options, path=display, rules=settings.rules)
+        result = run(options.apply_fixes and not notes)
     except SourceError as exc:
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
@@ -257,23 +259,62 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         report.status, report.reason = "skipped", exc.reason
         _add(report, _unparsable(settings, display, exc.reason, cell_number, (line, col)))
         return None
-    new_sources: Dict[int, str] = {}
-    if result.changed:
-        try:
-            new_sources = program.split(result.code)
-        except _notebooks.CellBoundaryError as exc:
-            notes.append(exc.reason)
-            result = migrate_source(program.source, dataclasses.replace(options, apply_fixes=False), path=display,
-                                    rules=settings.rules)
-    for note in notes if options.apply_fixes else []:
+    # `check` and `fix` agree: a fix is advertised only if `fix` would write it, so `check`
+    # tries the write (without writing) whenever it would advertise one.
+    new: Optional[bytes] = None
+    if not notes and options.apply_fixes:
+        new, refusal = _write_back(nb, program, result)
+        if refusal is not None:
+            notes.append(refusal)
+            result = run(False)
+    elif not notes and _fixable(result.diagnostics, options.unsafe_fixes):
+        refusal = _write_back(nb, program, run(True))[1]
+        if refusal is not None:
+            notes.append(refusal)
+    # Unsafe fixes left unapplied are advertised for `--unsafe-fixes`: check that it could write them.
+    unsafe_refusal = None
+    if not notes and not options.unsafe_fixes and _fixable(result.diagnostics, True, only_unsafe=True):
+        unsafe_refusal = _write_back(nb, program, run(True, unsafe=True))[1]
+    for note in notes:
         _add(report, _unparsable(settings, display, f"fixes not applied: {note}"))
+    if unsafe_refusal is not None:
+        _add(report, _unparsable(settings, display, f"unsafe fixes cannot be applied: {unsafe_refusal}"))
     for diag in result.diagnostics:
         cell_number, line = program.locate(diag.line)
-        report.findings.append(Finding(dataclasses.replace(diag, line=line), cell_number))
+        diag = dataclasses.replace(diag, line=line)
+        if not diag.applied and (notes and diag.fix is not FixSafety.NONE
+                                 or unsafe_refusal is not None and diag.fix is FixSafety.UNSAFE):
+            diag = dataclasses.replace(diag, fix=FixSafety.NONE)  # `fix` cannot apply it here
+        report.findings.append(Finding(diag, cell_number))
     report.findings.sort(key=lambda f: (f.cell or 0, f.diagnostic.line, f.diagnostic.col, f.code))
-    for number, source in new_sources.items():
-        nb.set_source(number, source)
-    return nb.dump() if new_sources else None
+    return new
+
+
+def _fixable(diagnostics: List["Diagnostic"], unsafe: bool, only_unsafe: bool = False) -> bool:
+    """Whether some finding would be fixed by a `fix` run (with ``--unsafe-fixes``: ``unsafe``)."""
+    from codemods._core import FixSafety
+
+    allowed = {FixSafety.UNSAFE} if only_unsafe else ({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe else {FixSafety.SAFE})
+    return any(not d.applied and d.fix in allowed for d in diagnostics)
+
+
+def _write_back(nb: Any, program: Any, result: Any) -> Tuple[Optional[bytes], Optional[str]]:
+    """The notebook's new bytes for an engine ``result`` with fixes applied, or why the
+    result cannot be written back (then nothing is written and no fix is advertised)."""
+    from codemods import _notebooks
+
+    if not result.changed:
+        return None, None
+    try:
+        sources = program.split(result.code)
+    except _notebooks.CellBoundaryError as exc:
+        return None, exc.reason
+    if not sources:
+        return None, None
+    try:
+        return nb.write_back(sources), None
+    except _notebooks.NotebookError as exc:
+        return None, f"cannot write the cells back in the notebook's JSON layout: {exc.reason}"
 
 
 def _from_cache(settings: Settings, data: bytes, notebook: bool, report: FileReport) -> bool:

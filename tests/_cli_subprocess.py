@@ -27,7 +27,8 @@ def can_drop_to_nobody() -> bool:
 _AS_NOBODY = """
 import os, sys
 for name in ("_cli_rules", "codemods.cli", "codemods._runner", "codemods._pool", "codemods._process",
-             "codemods._writes", "codemods._notebooks", "codemods._splice", "codemods._config",
+             "codemods._writes", "codemods._notebooks", "codemods._notebook_layout", "codemods._splice",
+             "codemods._config",
              "codemods.api", "tempfile", "hashlib", "difflib", "json", "multiprocessing",
              "multiprocessing.connection", "ctypes", "tomllib", "inspect", "importlib.metadata",
              "encodings.latin_1", "encodings.ascii"):

@@ -28,7 +28,9 @@ class UnparsableFile:
     - `fixes not applied: ...` -- the file was analysed and its findings are reported,
       but its fixes were not written: libcst cannot reproduce a line a fix touches byte
       for byte, or (notebooks) a rewrite would cross a cell boundary, a cell does not
-      parse, or the notebook's JSON layout cannot be reproduced.
+      parse, or the written notebook would not decode to the same document with only the
+      changed cells' sources replaced. `check` reports the same note, so it never
+      advertises a fix `fix` cannot write.
     - invalid notebook JSON, nbformat 3, an empty notebook.
 
     ## Why is this bad?

@@ -87,6 +87,8 @@ class UnprovableGradientSite(GradientSiteRule):
     # The planner's declines are at the sites TFC101-TFC103 match (see their SITES) and at
     # `minimize`/`compute_gradients` calls that are not statements of their own.
     SITES: ClassVar[Spec] = any_of(method_calls("minimize", "compute_gradients"),
+                                   # `step = opt.minimize`: a method used as a value, in TF code
+                                   all_of(names("minimize", "compute_gradients"), names("tensorflow")),
                                    all_of(calls("gradients"), names("apply_gradients")),
                                    calls("implicit_gradients", "implicit_value_and_gradients",
                                          "gradients_function", "value_and_gradients_function"))

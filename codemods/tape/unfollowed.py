@@ -11,7 +11,9 @@ the pre-commit hook) pass TF1 training code, so :func:`unfollowed` reports what 
   gradients are only measured, or applied in another file: left alone);
 * a ``tf.gradients`` call, with no plan or decline, whose result is read by an
   ``apply_gradients`` call of the same function (a name) or the same class (``self.x``);
-* ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends), removed in TF 2.
+* ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends), removed in TF 2;
+* ``opt.minimize`` / ``opt.compute_gradients`` of a TF optimizer used as a value (``step =
+  opt.minimize``, ``functools.partial(opt.minimize, ...)``): its calls are out of sight.
 
 Each is a :class:`~codemods.tape.sites.Decline` saying what was not followed; nothing is
 rewritten here, so nothing here can change training.
@@ -58,6 +60,15 @@ def unfollowed(planner: "Planner") -> List[Decline]:
             out.append(Decline("minimize", call, (
                 f"`{name}` was removed in TF 2 (`tf.contrib.eager` is gone): {_TAPE_HINT}, then "
                 f"`optimizer.apply_gradients(zip(gradients, variables))` {MANUAL}")))
+    for ref in calls.references:
+        parent = facts.parent(ref)
+        if isinstance(parent, cst.Call) and parent.func is ref:
+            continue  # a call: the rules' business
+        if not facts.imports_tf or _foreign_receiver(planner, ref.value):
+            continue
+        out.append(Decline("minimize", ref, (
+            f"`{facts.code(ref, 40)}` is used as a value, not called here; the TF 2 rules rewrite only direct "
+            f"calls, so wherever it is called the training site needs a hand-written `tf.GradientTape` {MANUAL}")))
     if not applies:
         return out
     for call in calls.computes:
@@ -85,8 +96,12 @@ def unfollowed(planner: "Planner") -> List[Decline]:
 
 def _foreign(planner: "Planner", call: cst.Call) -> bool:
     """The receiver is not a TF optimizer (``scipy.optimize``, our shim, ...)."""
-    receiver = call.func.value  # type: ignore[attr-defined]
-    return planner.optimizer(receiver).kind in ("foreign", "shim")
+    return _foreign_receiver(planner, call.func.value)  # type: ignore[attr-defined]
+
+
+def _foreign_receiver(planner: "Planner", receiver: cst.BaseExpression) -> bool:
+    info = planner.optimizer(receiver)
+    return info.kind in ("foreign", "shim") or (info.kind == "unknown" and "not defined in this file" in info.what)
 
 
 def _through(planner: "Planner", call: cst.Call) -> str:
@@ -204,6 +219,11 @@ class _Calls(cst.CSTVisitor):
         self.applies: List[cst.Call] = []
         self.gradients: List[cst.Call] = []
         self.eager: List[cst.Call] = []
+        self.references: List[cst.Attribute] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("minimize", "compute_gradients"):
+            self.references.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -71,6 +71,13 @@ CONTRIB_TO_SHIM = {
     # tf.contrib.layers re-exported optimize_loss from contrib.layers.python.layers.optimizers
     "tf.contrib.layers.python.layers.optimizers.optimize_loss": "optimize_loss",
     "tf.contrib.layers.python.layers.optimizers.adaptive_clipping_fn": "adaptive_clipping_fn",
+    # ... through the package that star-imports optimizers.py (TF 1.15 layers/python/layers/__init__.py)
+    "tf.contrib.layers.python.layers.optimize_loss": "optimize_loss",
+    "tf.contrib.layers.python.layers.adaptive_clipping_fn": "adaptive_clipping_fn",
+    # TF 1.15's tf.contrib.slim star-imported that package: slim.optimize_loss and
+    # slim.adaptive_clipping_fn are the same function objects as contrib.layers'.
+    "tf.contrib.slim.optimize_loss": "optimize_loss",
+    "tf.contrib.slim.adaptive_clipping_fn": "adaptive_clipping_fn",
     "tf.contrib.training.python.training.training.create_train_op": "create_train_op",
     "tf.contrib.training.python.training.training.clip_gradient_norms": "clip_gradient_norms",
     "tf.contrib.training.python.training.training.clip_gradient_norms_fn": "clip_gradient_norms_fn",

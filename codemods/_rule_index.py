@@ -44,7 +44,7 @@ RULES = (
     ('TFC202', 'unprovable-gradient-site', 2, any_of(method_calls('minimize', 'compute_gradients'), all_of(names('minimize', 'compute_gradients'), names('tensorflow')), all_of(calls('gradients'), names('apply_gradients')), calls('implicit_gradients', 'implicit_value_and_gradients', 'gradients_function', 'value_and_gradients_function'))),
     ('TFC001', 'contrib-clip-gradients-by-norm', 3, all_of(names('contrib'), any_of(names('clip_gradients_by_norm'), star_import('contrib'), dynamic_access('contrib')))),
     ('TFC002', 'contrib-training-clipping', 3, all_of(names('contrib'), names('slim', 'training'), any_of(names('add_gradients_summaries', 'clip_gradient_norms', 'clip_gradient_norms_fn', 'create_train_op', 'multiply_gradients'), star_import('contrib'), dynamic_access('contrib')))),
-    ('TFC003', 'contrib-optimize-loss', 3, all_of(names('contrib'), names('layers'), any_of(names('adaptive_clipping_fn', 'optimize_loss'), star_import('contrib'), dynamic_access('contrib')))),
+    ('TFC003', 'contrib-optimize-loss', 3, all_of(names('contrib'), names('layers', 'slim'), any_of(names('adaptive_clipping_fn', 'optimize_loss'), star_import('contrib'), dynamic_access('contrib')))),
     ('TFC004', 'clip-by-average-norm', 3, names('clip_by_average_norm')),
 )
 

@@ -128,7 +128,11 @@ class ShimRewrite(TfcCodemod):
             self._alias_uses, assigns = find_aliases(
                 node, list(scopes), lambda n: self._names(n)[0], alias_modules(list(self.TARGETS))
             )
-            self._alias_values = {id(assign.value) for assign, _ in assigns.values()}
+            # An alias nothing reads is no way to the helpers: its value is checked as before
+            # (a module used as a value), so `L = tf.contrib.layers` beside a `def f(L):
+            # L.optimize_loss(...)` that cannot be resolved is still reported.
+            read = {id(stmt) for _, stmts in self._alias_uses.values() for stmt in stmts}
+            self._alias_values = {id(a.value) for a, _ in assigns.values() if id(a) in read}
         self._unresolved_helper_uses = self._count_unresolved_helper_uses(node)
         self._shim_clash = self._find_shim_clash()
 

@@ -14,7 +14,10 @@ class ContribClipGradientsByNorm(ShimRewrite):
     Replaces calls to ``tf.contrib.estimator.clip_gradients_by_norm(optimizer, clip_norm)``
     (under any import form) with ``tfclip_compat.clip_gradients_by_norm(optimizer,
     clip_norm)`` and adds ``import tfclip_compat``. The contrib import is removed when
-    its last use was rewritten.
+    its last use was rewritten. A plain module alias (``est = tf.contrib.estimator``,
+    ``contrib = tf.contrib``, chains of them) is followed when every binding of the name that
+    reaches the call is such an alias of the same module, and dropped once the rewrite used
+    up its last reader.
 
     ## Why is this bad?
     ``tf.contrib`` does not exist in TensorFlow 2, so the script dies with
@@ -68,8 +71,10 @@ class ContribClipGradientsByNorm(ShimRewrite):
     slot variables, proven by executed equivalence tests. No fix (diagnostic only) when
     the arguments cannot be checked (``*args``, ``**kwargs``, arguments TF 1.15 would
     reject), when ``tf.contrib.estimator`` is reached dynamically
-    (``getattr(tf.contrib, name)``), or when a local name ``tfclip_compat`` would be
-    shadowed. Unsafe when a comment inside the callee expression would be dropped.
+    (``getattr(tf.contrib, name)``) or through a name bound to anything else as well
+    (``est = tf.contrib.estimator`` rebound under an ``if``), or when a local name
+    ``tfclip_compat`` would be shadowed. Unsafe when a comment inside the callee
+    expression would be dropped.
     """
 
     CODE: ClassVar[str] = "TFC001"
@@ -85,3 +90,4 @@ class ContribClipGradientsByNorm(ShimRewrite):
     NAMESPACES: ClassVar[FrozenSet[str]] = frozenset(
         {"tf.contrib", "tf.contrib.estimator", "tf.contrib.estimator.python.estimator.extenders"}
     )
+    FOLLOW_ALIASES: ClassVar[bool] = True

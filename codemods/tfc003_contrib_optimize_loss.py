@@ -1,4 +1,4 @@
-"""TFC003: ``tf.contrib.layers.optimize_loss`` / ``adaptive_clipping_fn`` -> ``tfclip_compat``."""
+"""TFC003: ``tf.contrib.layers`` (and ``tf.contrib.slim``) ``optimize_loss`` / ``adaptive_clipping_fn`` -> ``tfclip_compat``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,14 @@ class ContribOptimizeLoss(ShimRewrite):
     Replaces ``tf.contrib.layers.optimize_loss(loss, global_step, learning_rate,
     optimizer, ..., clip_gradients=...)`` and ``tf.contrib.layers.adaptive_clipping_fn``
     with the ``tfclip_compat`` functions of the same name, and adds ``import
-    tfclip_compat``.
+    tfclip_compat``. TF-Slim's re-exports of the same two functions
+    (``slim.optimize_loss``, ``slim.adaptive_clipping_fn``: in TF 1.15 ``tf.contrib.slim``
+    star-imported ``tf.contrib.layers.python.layers``) and the deep
+    ``tensorflow.contrib.layers.python.layers[.optimizers]`` paths are matched too. A plain
+    module alias (``L = tf.contrib.layers``, ``slim = tf.contrib.slim``, chains of them) is
+    followed when every binding of the name that reaches the call is such an alias of the
+    same module; the alias goes only when the rewrite used up its last reader
+    (``L.fully_connected`` keeps it).
 
     ## Why is this bad?
     ``tf.contrib.layers`` was removed in TensorFlow 2. ``optimize_loss`` bundles the
@@ -57,9 +64,11 @@ class ContribOptimizeLoss(ShimRewrite):
     Safe for every TF 1.15 argument except ``gradient_noise_scale`` (not ``None``): the
     noise is random, the shim draws from the same distribution but not necessarily the
     same numbers, so that fix is unsafe. No fix when the arguments cannot be checked
-    (``*args``/``**kwargs``, arguments TF 1.15 would reject), when ``tf.contrib.layers``
-    is used as a value in a file that names these helpers, or when a local
-    ``tfclip_compat`` would be shadowed.
+    (``*args``/``**kwargs``, arguments TF 1.15 would reject), for a star import from
+    ``tf.contrib.layers`` or ``tf.contrib.slim``, when the module is used as a value that
+    cannot be followed (``L = tf.contrib.layers if cond else other``, a name also bound to
+    something else) in a file that names these helpers, or when a local ``tfclip_compat``
+    would be shadowed.
     """
 
     CODE: ClassVar[str] = "TFC003"
@@ -73,5 +82,11 @@ class ContribOptimizeLoss(ShimRewrite):
         if shim in ("optimize_loss", "adaptive_clipping_fn")
     }
     NAMESPACES: ClassVar[FrozenSet[str]] = frozenset(
-        {"tf.contrib.layers", "tf.contrib.layers.python.layers.optimizers"}
+        {
+            "tf.contrib.layers",
+            "tf.contrib.layers.python.layers",
+            "tf.contrib.layers.python.layers.optimizers",
+            "tf.contrib.slim",
+        }
     )
+    FOLLOW_ALIASES: ClassVar[bool] = True

@@ -12,7 +12,8 @@ codemods are compared against. They are rewritten from the TF 1.15 sources:
   loaded lazily on first use of ``contrib.estimator``;
 - ``reference.contrib_slim``: ``tf.contrib.slim.learning`` (``create_train_op``,
   ``clip_gradient_norms``, ``multiply_gradients``, ``add_gradients_summaries``), also reached as
-  ``tf.contrib.slim.python.slim.learning``;
+  ``tf.contrib.slim.python.slim.learning``; ``tf.contrib.slim.optimize_loss`` /
+  ``adaptive_clipping_fn`` are ``reference.contrib_layers``' functions, as in TF 1.15;
 - ``reference.clip_ops``: TF 1.15's ``global_norm``, ``clip_by_global_norm``, ``clip_by_norm``,
   which the three above use (not TF 2's, which changed details).
 
@@ -82,9 +83,13 @@ class _LazyEstimator(types.ModuleType):
 
 
 def _slim() -> types.ModuleType:
-    """``tf.contrib.slim`` for the parts this project covers: ``learning`` (and its deep path)."""
+    """``tf.contrib.slim`` for the parts this project covers: ``learning`` (and its deep path),
+    and ``optimize_loss`` / ``adaptive_clipping_fn``, which TF 1.15's slim star-imported from
+    ``tf.contrib.layers.python.layers``: the very same functions as ``contrib.layers``'."""
     slim = types.ModuleType("tensorflow.contrib.slim", "Reference of TF 1.15 tf.contrib.slim.")
     slim.learning = contrib_slim.learning
+    slim.optimize_loss = contrib_layers.optimize_loss
+    slim.adaptive_clipping_fn = contrib_layers.adaptive_clipping_fn
     slim.python = types.ModuleType("tensorflow.contrib.slim.python")
     slim.python.slim = types.ModuleType("tensorflow.contrib.slim.python.slim")
     slim.python.slim.learning = contrib_slim.learning

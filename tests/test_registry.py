@@ -1,18 +1,22 @@
 """Rules are discovered from their files, ordered by phase, checked when created, and run by an
 engine that takes them as an argument (``codemods._registry``, ``codemods._base``).
 
-``TestAddingARule`` is the contributing guide's walkthrough as a test: one new file in a
-package is picked up, ordered by its phase, pre-filtered by its ``SITES``, run by the
-engine and the CLI, and documented by ``tfclip-migrate rules``.
+``TestAddingARule`` is the contributing guide's walkthrough as a test: the rule file and the
+fixtures CONTRIBUTING.md shows are read from it, and the new file in a package is picked up,
+ordered by its phase, pre-filtered by its ``SITES``, run by the engine and the CLI, checked
+against its fixtures, and documented by ``tfclip-migrate rules`` and ``codemods._docs``.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Dict
 
 import libcst as cst
 import libcst.matchers as m
@@ -117,35 +121,17 @@ def test_base_classes_are_not_checked():
 # --------------------------------------------------------------------------------------
 # the walkthrough: adding a rule is one file
 
-RULE_FILE = '''
-"""TFC105: ``legacy_clip(x)`` -> ``modern_clip(x)`` (a demo rule in its own file)."""
-
-from typing import ClassVar
-
-import libcst as cst
-
-from codemods._base import FixSafety, TfcCodemod
-from codemods._core import Phase
-from codemods._prepass import Spec, calls
+GUIDE = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
 
 
-class LegacyClip(TfcCodemod):
-    """{doc}"""
+def guide_files() -> Dict[str, str]:
+    """The files CONTRIBUTING.md's walkthrough shows (``<!-- file: PATH -->`` above a fenced block)."""
+    text = GUIDE.read_text(encoding="utf-8")
+    return {path: body for path, _, body in re.findall(r"<!-- file: (\S+) -->\n(`{3,})\w*\n(.*?)^\2$", text, re.S | re.M)}
 
-    CODE: ClassVar[str] = "TFC105"
-    NAME: ClassVar[str] = "legacy-clip"
-    SUMMARY: ClassVar[str] = "`legacy_clip` -> `modern_clip`"
-    PHASE: ClassVar[Phase] = Phase.TF2_FORM
-    SITES: ClassVar[Spec] = calls("legacy_clip")
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        func = original_node.func
-        if not (isinstance(func, cst.Name) and func.value == "legacy_clip"):
-            return updated_node
-        applied = self.may_fix(original_node, FixSafety.SAFE)
-        self.report(original_node, "`legacy_clip` -> `modern_clip`", fix=FixSafety.SAFE, applied=applied)
-        return updated_node.with_changes(func=cst.Name("modern_clip")) if applied else updated_node
-'''
+# The walkthrough's rule file, exactly as CONTRIBUTING.md shows it.
+RULE_FILE = guide_files()["codemods/tfc105_legacy_clip.py"]
 
 COMPAT_FILE = '''
 """TFC005: reports ``old_helper`` (a demo compat-phase rule)."""
@@ -180,7 +166,7 @@ def demo_package(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     doc = textwrap.indent(DOC, "    ").strip()
     (package / "tfc005_old_helper.py").write_text(COMPAT_FILE.format(doc=doc))
-    (package / "tfc105_legacy_clip.py").write_text(RULE_FILE.format(doc=doc))
+    (package / "tfc105_legacy_clip.py").write_text(RULE_FILE)
     (package / "_helpers.py").write_text("X = 1\n")  # not a rule file: ignored
     monkeypatch.syspath_prepend(str(tmp_path))
     yield "demo_rules"
@@ -230,7 +216,39 @@ class TestAddingARule:
         assert [line.split()[0] for line in listing] == ["TFC105", "TFC005", "TFC900"]
         assert main(["rules", "TFC105"], rules=rules) == 0
         doc = capsys.readouterr().out
-        assert doc.startswith("TFC105 (legacy-clip)\n\nTest rule.\n\n## What it does") and "## Fix safety" in doc
+        rule = _registry.rules_by_code(rules)["TFC105"]
+        assert doc == f"TFC105 (legacy-clip)\n\n{inspect.cleandoc(rule.__doc__)}\n"
+        assert doc.startswith("TFC105 (legacy-clip)\n\n## What it does") and "## Fix safety" in doc
+
+    def test_the_guides_fixtures_pass(self, demo_package):
+        """CONTRIBUTING.md's fixtures hold for its rule as tests/test_fixtures.py checks them: the
+        before file becomes exactly the after file, a second run changes nothing, the look-alike
+        stays byte-identical and unreported."""
+        rules = _registry.discover(demo_package).rules
+        files = guide_files()
+        cases = {path.rsplit("/", 1)[1]: text for path, text in files.items() if path.startswith("fixtures/TFC105/")}
+        assert sorted(cases) == ["call.after.py", "call.before.py", "method.noop.py"]
+        result = api.migrate_source(cases["call.before.py"], Options(), path="call.before.py", rules=rules)
+        assert result.code == cases["call.after.py"] and [d.code for d in result.diagnostics] == ["TFC105"]
+        assert api.migrate_source(cases["call.after.py"], Options(), rules=rules).code == cases["call.after.py"]
+        noop = api.migrate_source(cases["method.noop.py"], Options(), rules=rules)
+        assert noop.code == cases["method.noop.py"] and noop.diagnostics == []
+
+    def test_the_guides_docs_hold(self, demo_package, tmp_path, capsys):
+        """The rule's Example becomes its Use instead (what tests/test_rule_docs.py checks for real
+        rules), and `python -m codemods._docs` renders its page from the file's text."""
+        from codemods import _docs
+
+        rules = _registry.discover(demo_package).rules
+        rule = _registry.rules_by_code(rules)["TFC105"]
+        example, use_instead = (re.search(rf"{h}\n```python\n(.*?)```", inspect.cleandoc(rule.__doc__), re.S).group(1)
+                                for h in ("## Example", "## Use instead"))
+        assert api.migrate_source(example, Options(), rules=rules).code == use_instead == "y = modern_clip(x)\n"
+        [doc] = [d for d in _docs.read_rules(str(tmp_path / "demo_rules")) if d.code == "TFC105"]
+        assert main(["rules", "TFC105"], rules=rules) == 0
+        page = _docs.render_page(doc)
+        assert page.startswith("<!-- GENERATED") and page.endswith(capsys.readouterr().out.partition("\n\n")[2])
+        assert "**Fix:** safe (" in page and "**Phase:** TF 2 form" in page
 
     def test_a_rule_file_without_a_rule_is_an_error(self, demo_package, tmp_path):
         """A tfcNNN_*.py file must define its rule; the error names the module."""
@@ -240,8 +258,7 @@ class TestAddingARule:
 
     def test_code_must_match_the_file(self, demo_package, tmp_path):
         """The rule in tfc107_*.py must be TFC107 (a copied file with a stale CODE fails at import)."""
-        (tmp_path / "demo_rules" / "tfc107_copy.py").write_text(
-            RULE_FILE.format(doc=textwrap.indent(DOC, "    ").strip()))
+        (tmp_path / "demo_rules" / "tfc107_copy.py").write_text(RULE_FILE)
         with pytest.raises(RuleDefinitionError, match="CODE 'TFC105' does not match its file demo_rules.tfc107_copy"):
             _registry.discover(demo_package)
 

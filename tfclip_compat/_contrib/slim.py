@@ -36,13 +36,13 @@ import numbers
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tfclip_compat import _norms
-from tfclip_compat._contrib._graph import var_name
 from tfclip_compat._contrib.training import (
     GradsAndVars,
     _USE_GLOBAL_STEP,
     _no_autograph,
     clip_gradient_norms,
     create_train_op,
+    gradient_summaries,
     multiply_gradients,
 )
 from tfclip_compat._tf import tf
@@ -72,20 +72,7 @@ def slim_add_gradients_summaries(
     Returns:
       The list of created summary tensors.
     """
-    norm = _norms.check_norm_mode(norm, ("tf1", "exact"))
-    summaries = []
-    for grad, var in grads_and_vars:
-        if grad is not None:
-            grad_values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
-            name = var_name(var)
-            summaries.append(_v1.summary.histogram(name + "/gradient", grad_values))
-            value = grad_values if norm == "tf1" else grad
-            summaries.append(
-                _v1.summary.scalar(name + "/gradient_norm", _norms.global_norm([value], norm))
-            )
-        else:
-            _v1.logging.info("Var %s has no gradient", var_name(var))
-    return summaries
+    return gradient_summaries(grads_and_vars, norm, "/")
 
 
 def _check_clip_gradient_norm(value: Any) -> None:

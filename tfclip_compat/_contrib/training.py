@@ -76,16 +76,22 @@ def add_gradients_summaries(
     Returns:
       The list of created summary tensors.
     """
+    return gradient_summaries(grads_and_vars, norm, "_")
+
+
+def gradient_summaries(grads_and_vars, norm: str, separator: str) -> List[Any]:
+    """The histogram + norm summaries of contrib.training (``separator="_"``) and of slim
+    (``"/"``): ``<var op name><separator>gradient`` and ``...gradient_norm``."""
     norm = _norms.check_norm_mode(norm, ("tf1", "exact"))
     summaries = []
     for grad, var in grads_and_vars:
         if grad is not None:
             grad_values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
             name = var_name(var)
-            summaries.append(_v1.summary.histogram(name + "_gradient", grad_values))
+            summaries.append(_v1.summary.histogram(name + separator + "gradient", grad_values))
             value = grad_values if norm == "tf1" else grad
             summaries.append(
-                _v1.summary.scalar(name + "_gradient_norm", _norms.global_norm([value], norm))
+                _v1.summary.scalar(name + separator + "gradient_norm", _norms.global_norm([value], norm))
             )
         else:
             _v1.logging.info("Var %s has no gradient", var_name(var))

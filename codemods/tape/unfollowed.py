@@ -54,7 +54,7 @@ def unfollowed(planner: "Planner") -> List[Decline]:
     applies = [c for c in calls.applies if not _foreign(planner, c)]
     out: List[Decline] = []
     for call in calls.eager:
-        names = facts.tf_names(call.func) & EAGER_GRADIENT_FUNCTIONS
+        names = (facts.tf_names(call.func) | _through_alias(facts, call.func)) & EAGER_GRADIENT_FUNCTIONS
         if names and id(call) not in covered:
             name = sorted(names)[0]
             out.append(Decline("minimize", call, (
@@ -92,6 +92,22 @@ def unfollowed(planner: "Planner") -> List[Decline]:
             f"TF 2 rules do not follow (another block, method or object); this training site needs a "
             f"hand-written `tf.GradientTape` {MANUAL}")))
     return out
+
+
+def _through_alias(facts, func: cst.BaseExpression) -> Set[str]:
+    """``tfe.implicit_gradients`` with ``tfe = tf.contrib.eager`` (every binding of ``tfe`` a plain
+    assignment of a TF module): the TF names it spells."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return set()
+    found = facts.assignments(func.value)
+    modules: Set[str] = set()
+    for assignment in found:
+        value = facts.assigned_value(assignment)
+        names = facts.tf_names(value) if isinstance(value, (cst.Name, cst.Attribute)) else set()
+        if len(names) != 1:
+            return set()
+        modules |= names
+    return {f"{module}.{func.attr.value}" for module in modules} if len(modules) == 1 else set()
 
 
 def _foreign(planner: "Planner", call: cst.Call) -> bool:

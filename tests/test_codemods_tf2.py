@@ -301,3 +301,58 @@ def test_odd_sites_never_crash_and_are_idempotent() -> None:
             first = migrate_source(source, options)
             compile(first.code, "odd", "exec")
             assert migrate_source(first.code, options).code == first.code, body
+
+
+DETERMINISM_PROGRAM = '''
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+w = tf.get_variable("w", [3, 1])
+losses = [tf.reduce_mean(tf.matmul(x, w))]
+zeta = losses
+alpha = losses
+beta = losses
+
+
+def add_zeta():
+    zeta.append(tf.constant(1.0))
+
+
+def add_beta():
+    beta.append(tf.constant(2.0))
+
+
+def add_alpha():
+    alpha.append(tf.constant(3.0))
+
+
+def build():
+    loss = tf.add_n(losses)
+    return tf.train.AdamOptimizer(0.1).minimize(loss)
+
+
+add_zeta()
+add_beta()
+add_alpha()
+train_op = build()
+'''
+
+
+def test_decline_reasons_do_not_depend_on_the_hash_seed() -> None:
+    """The statement a decline blames is chosen in a fixed order, so every process (each `--jobs`
+    worker has its own hash seed) reports the same message for the same file."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys; from codemods.api import migrate_source; "
+              "print([d.message for d in migrate_source(sys.stdin.read()).diagnostics])")
+    outputs = set()
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run([sys.executable, "-c", script], input=DETERMINISM_PROGRAM, capture_output=True,
+                              text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1, outputs
+    assert "alpha.append" in outputs.pop()  # the first alias in sorted order is blamed

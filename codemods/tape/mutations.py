@@ -33,7 +33,7 @@ class MutationsMixin:
         what it holds then depends on code the slice does not see."""
         index = self._mutation_index()
         own = {id(a) for a in self.facts.assignments(name)}
-        for alias in self.aliases(name.value):
+        for alias in sorted(self.aliases(name.value)):  # sorted: the same blame in every process
             for use in index.names.get(alias, ()):
                 if exclude is not None and id(use) in exclude:
                     continue

@@ -24,6 +24,10 @@ live in). Everything else is common:
   the new import would shadow.
 * a rule with ``FOLLOW_ALIASES`` also resolves plain module aliases (``slim =
   tf.contrib.slim``, ``codemods._aliases``) and drops an alias whose every use it rewrote.
+
+Longer than ~400 lines because it is the whole compat form of four rules: matching by
+qualified name, argument binding against the TF 1.15 signatures, module aliases, and the
+import bookkeeping share state per module; splitting them would pass that state around.
 """
 
 from __future__ import annotations

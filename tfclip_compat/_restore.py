@@ -22,6 +22,9 @@ subtracts ``lr * a``: the same update for a constant learning rate, with ``m = -
 Keras optimizer's learning rate at the restored step is used). Adam's ``iterations`` is the
 number of steps TF1 applied, ``log(beta1_power) / log(beta1) - 1`` (``beta2_power`` when
 ``beta1_power`` has underflowed); the other optimizers take it from the checkpoint's global step.
+
+Longer than ~400 lines because each optimizer's slot mapping and conversion is a short,
+separately tested table entry, and they share the checkpoint reading and the error messages.
 """
 
 from __future__ import annotations

@@ -90,6 +90,8 @@ class UnprovableGradientSite(GradientSiteRule):
                                    # `step = opt.minimize`: a method used as a value, in TF code
                                    all_of(names("minimize", "compute_gradients"), names("tensorflow")),
                                    all_of(calls("gradients"), names("apply_gradients")),
+                                   # an `apply_gradients` of gradients no rule starts from
+                                   all_of(method_calls("apply_gradients"), names("tensorflow")),
                                    calls("implicit_gradients", "implicit_value_and_gradients",
                                          "gradients_function", "value_and_gradients_function"))
     REPORT_DECLINES: ClassVar[bool] = True

@@ -218,6 +218,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     report.parsed = True
     notes: List[str] = []  # why `fix` cannot apply the fixes (notebook-level TFC900 notes)
     masked: List[Tuple[int, "_notebooks.MaskedCell"]] = []
+    bad: List[Any] = []  # the cells that do not parse (codemods._partial_notebooks.BadCell)
     for number, source in cells:
         cell = _notebooks.mask_ipython(source, number)
         if cell is None:
@@ -227,13 +228,14 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         except SyntaxError as exc:
             where = (exc.lineno or 1) + cell.line_offset, exc.offset or 1
             _add(report, _unparsable(settings, display, f"cannot parse: {exc.msg}", number, where))
-            notes.append(f"cell {number} cannot be parsed, so the notebook cannot be analysed as one program")
-            continue
         except (ValueError, RecursionError, MemoryError):
             _add(report, _unparsable(settings, display, "cannot parse: too deeply nested or too large", number))
-            notes.append(f"cell {number} cannot be parsed, so the notebook cannot be analysed as one program")
+        else:
+            masked.append((number, cell))
             continue
-        masked.append((number, cell))
+        from codemods._partial_notebooks import scan_bad_cell
+
+        bad.append(scan_bad_cell(number, cell))  # left out of the program, left byte-identical
     if not masked:
         return None
     if any(_notebooks.has_boundary_tag(cell.source) for _, cell in masked):
@@ -251,7 +253,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
                               path=display, rules=settings.rules)
 
     try:
-        result = run(options.apply_fixes and not notes)
+        result = run(options.apply_fixes and not notes and not bad)
     except SourceError as exc:
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
@@ -259,6 +261,10 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         report.status, report.reason = "skipped", exc.reason
         _add(report, _unparsable(settings, display, exc.reason, cell_number, (line, col)))
         return None
+    if bad and not notes:  # a partial program: only the drop-in fixes, each gated
+        from codemods._partial_notebooks import process_partial
+
+        return process_partial(settings, report, nb, program, bad, result, lambda res: _write_back(nb, program, res))
     # `check` and `fix` agree: a fix is advertised only if `fix` would write it, so `check`
     # tries the write (without writing) whenever it would advertise one.
     new: Optional[bytes] = None

@@ -678,18 +678,18 @@ class TestNotebooks:
         assert masked.unmask(masked.source.replace("pass", "    pass")) is None
 
     def test_bad_cell_reported_notebook_report_only(self, tree, capsys):
-        """An unparsable code cell is reported at its cell and line; since the notebook is one
-        program and part of it is unknown, the other cells are reported, not rewritten, and
-        their fixes are not advertised (no `[*]`: `fix` cannot apply them)."""
+        """An unparsable code cell is reported at its cell and line; the other cells are analysed
+        without it, and a fix that is not a drop-in `tfclip_compat` fix (here the test rule
+        TFC990) is reported, not applied, nor advertised (no `[*]`: `fix` cannot apply it)."""
         raw = make_notebook([code_cell(["x = 1\n", 'print "x"\n', "legacy_clip(1)\n"]), code_cell(["legacy_clip(2)\n"])])
         write(tree / "nb.ipynb", raw)
         rc, out, _ = run(capsys, "fix", "nb.ipynb", "-j1")
         assert rc == 1 and (tree / "nb.ipynb").read_bytes() == raw
         lines = out.splitlines()
-        assert lines[0].startswith("nb.ipynb:1:1: TFC900 fixes not applied: cell 1 cannot be parsed")
-        assert lines[1].startswith("nb.ipynb:cell 1:2:1: TFC900 cannot parse: Missing parentheses")
-        assert lines[1].endswith("(cell left untouched)")
-        assert lines[2].startswith("nb.ipynb:cell 2:1:1: TFC990 `legacy_clip`")
+        assert lines[0].startswith("nb.ipynb:cell 1:2:1: TFC900 cannot parse: Missing parentheses")
+        assert lines[0].endswith("(cell left untouched)")
+        assert lines[1].startswith("nb.ipynb:cell 2:1:1: TFC990 `legacy_clip`")
+        assert "not applied: cell 1 of this notebook does not parse" in lines[1] and "[*]" not in out
 
     def test_check_reports_cell_positions(self, tree, capsys):
         """Findings in notebooks are `path:cell N:line:col` (JSON: `cell` key)."""

@@ -269,15 +269,16 @@ def assert_nothing_advertised(out: str, err: str) -> None:
 
 @pytest.mark.parametrize("command", ["check", "fix"])
 def test_unparsable_cell_means_no_fix_advertised(tmp_path, monkeypatch, capsys, command):
-    """A cell that does not parse makes the notebook report-only: both commands say so (TFC900)
-    and neither marks the TFC001 finding fixable nor ends with "safe fix available"."""
+    """A cell that does not parse and could rebind `tf` withholds the drop-in fix: both commands
+    say so at the TFC001 finding, and neither marks it fixable nor ends with "safe fix available"."""
     monkeypatch.chdir(tmp_path)
-    raw = training_notebook("bucketized_latitude = \n")
+    raw = training_notebook("tf = None\nbucketized_latitude = \n")
     (tmp_path / "nb.ipynb").write_bytes(raw)
     rc, out, err = run(capsys, command, "--select", "TFC001,TFC900", "nb.ipynb")
     assert rc == 1 and (tmp_path / "nb.ipynb").read_bytes() == raw
-    assert "nb.ipynb:1:1: TFC900 fixes not applied: cell 4 cannot be parsed" in out
+    assert "nb.ipynb:cell 4:2:23: TFC900 cannot parse" in out
     assert "nb.ipynb:cell 3:6:11: TFC001 `tf.contrib.estimator.clip_gradients_by_norm`" in out
+    assert "fix withheld: cell 4 (which does not parse) could rebind `tf`, which this fix reads" in out
     assert_nothing_advertised(out, err)
 
 

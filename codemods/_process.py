@@ -106,6 +106,27 @@ def _may_contain_targets(text: str, settings: Settings) -> bool:
     return any(spec.on_text(text) for _, spec in prefilter_specs(settings.options, settings.rules))
 
 
+# The last names of the removed clipping APIs (codemods._names.CONTRIB_TO_SHIM, which imports
+# libcst: spelled out here so that this module does not; tests/test_cli_partial_notebooks.py
+# checks the two agree).
+REMOVED_CLIPPING_NAMES = ("adaptive_clipping_fn", "add_gradients_summaries", "clip_gradient_norms",
+                          "clip_gradient_norms_fn", "clip_gradients_by_norm", "create_train_op",
+                          "multiply_gradients", "optimize_loss")
+# a removed clipping API's call, spelled through `contrib`
+_REMOVED_CALL = re.compile(r"\b(contrib(?:\.\w+)*\.(?:" + "|".join(REMOVED_CLIPPING_NAMES)
+                           + r")|clip_by_average_norm)\s*\(")
+
+
+def _removed_calls_note(source: str) -> str:
+    """``; it calls `...`, removed in TF 2: ...`` when a cell that does not parse spells a call of a
+    removed clipping API (so `check` never passes it in silence)."""
+    match = _REMOVED_CALL.search(source)
+    if match is None:
+        return ""
+    return (f"; it calls `{match.group(1)}`, removed in TF 2: once the cell parses, `tfclip-migrate fix` "
+            f"replaces it with its `tfclip_compat` twin")
+
+
 def _unparsable(
     settings: Settings, display: str, reason: str, cell: Optional[int] = None, position: Optional[Tuple[int, int]] = None
 ) -> Optional[Finding]:
@@ -227,7 +248,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
             ast.parse(cell.source)
         except SyntaxError as exc:
             where = (exc.lineno or 1) + cell.line_offset, exc.offset or 1
-            _add(report, _unparsable(settings, display, f"cannot parse: {exc.msg}", number, where))
+            reason = f"cannot parse: {exc.msg}" + _removed_calls_note(cell.source)
+            _add(report, _unparsable(settings, display, reason, number, where))
         except (ValueError, RecursionError, MemoryError):
             _add(report, _unparsable(settings, display, "cannot parse: too deeply nested or too large", number))
         else:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from codemods._core import Phase
 from codemods._prepass import Spec, all_of, any_of, calls, method_calls, names
+from codemods.tape.applies import tf1_evidence_names
 from codemods.tape.rule import GradientSiteRule
 
 
@@ -97,7 +98,8 @@ class UnprovableGradientSite(GradientSiteRule):
                                    all_of(names("minimize", "compute_gradients"), names("tensorflow")),
                                    all_of(calls("gradients"), names("apply_gradients")),
                                    # an `apply_gradients` of gradients no rule starts from
-                                   all_of(method_calls("apply_gradients"), names("tensorflow")),
+                                   all_of(method_calls("apply_gradients"), names("tensorflow"),
+                                          names(*tf1_evidence_names())),
                                    calls("implicit_gradients", "implicit_value_and_gradients",
                                          "gradients_function", "value_and_gradients_function"))
     REPORT_DECLINES: ClassVar[bool] = True

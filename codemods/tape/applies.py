@@ -29,12 +29,12 @@ Nothing is rewritten here, so nothing here can change training.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from codemods._analysis import dotted_name
-from codemods._names import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS
+from codemods._names import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
 from codemods.tape.facts import EAGER_SWITCHES, MANUAL
 from codemods.tape.sites import Decline
 
@@ -84,6 +84,16 @@ _TF1_ONLY = {"tf.gradients", "tf.initialize_all_variables", "tf.variable_scope",
 _TF1_ONLY_PREFIXES = ("tf.contrib.", "tf.layers.", "tf.losses.")
 
 
+def tf1_evidence_names() -> Tuple[str, ...]:
+    """Identifiers one of which a module spells whenever :func:`unfollowed_applies` can report
+    (a TF1 optimizer or wrapper class for a known receiver, a TF1-only API for an unknown one):
+    the pre-pass's necessary condition (TFC202's ``SITES``)."""
+    dotted = GRAPH_MODE_MARKERS | TF1_OPTIMIZERS | EAGER_SWITCHES | _TF1_ONLY | OPTIMIZER_WRAPPERS
+    last = {name.rsplit(".", 1)[1] for name in dotted}
+    prefixes = {prefix.split(".")[1] for prefix in _TF1_ONLY_PREFIXES}
+    return tuple(sorted(last | prefixes | {"DistributedOptimizer", "clip_gradients_by_norm"}))
+
+
 def tf1_only_module(tf_used: Set[str]) -> bool:
     """The module uses TF1-only API (graph mode, ``tf.train`` optimizers, contrib, TF1 eager)."""
     markers = GRAPH_MODE_MARKERS | TF1_OPTIMIZERS | EAGER_SWITCHES | _TF1_ONLY
@@ -95,8 +105,10 @@ def optimizer_kind(planner: "Planner", receiver: cst.BaseExpression) -> Optional
     ``"unknown"`` when its class is unknown here, None when it is not a TF1 optimizer."""
     facts = planner.facts
     info = planner.optimizer(receiver)
-    if info.kind in ("tf1", "wrapped", "wrapper", "custom"):
+    if info.kind in ("tf1", "wrapped", "wrapper"):
         return "tf1"
+    if info.kind == "custom":
+        return "unknown"  # a class of this module that may derive from a TF optimizer
     if info.kind in ("foreign", "shim"):
         return None
     if "not defined in this file" in info.what:

@@ -147,22 +147,27 @@ def sections_program(g) -> str:
     lines = _data(g, width, {})
     form = g.rng.random()
     n = 3 if form < 0.55 and g.chance(0.45) else 2
-    for i in range(n):
-        lines += _section_model(g, i, width)
     losses = [f"loss{i}" for i in range(n)]
     tail = [f"loss = {' + '.join(losses)}"]
     if form < 0.55:
+        # Each section builds its model, then trains it: a later section's default var_list holds
+        # the earlier sections' variables too, with None gradients, so the unguarded clip
+        # comprehension (which TF1 rejects on None) only trains the first section.
         g.tag("sections_straight_line")
         if n == 3:
             g.tag("sections_three")
         gs_kw, gs = global_step(g, lines)
         for i in range(n):
-            shape = g.rng.choice(["minimize", "minimize", "compute_clip", "zip_global_norm", "tf_gradients"])
+            lines += _section_model(g, i, width)
+            shapes = ["minimize", "minimize", "zip_global_norm", "tf_gradients"] + (["compute_clip"] if i == 0 else [])
+            shape = g.rng.choice(shapes)
             lines += ["", f"optimizer = {_ctor(g)}"]
             part, _ = site(g, shape, f"loss{i}", "optimizer", gs_kw if i == n - 1 else "", gs, out=f"train{i}")
             lines += part
         return "\n".join(g.imports + lines + ["", f"train_op = [{', '.join(f'train{i}' for i in range(n))}]"]
                          + tail) + "\n"
+    for i in range(n):
+        lines += _section_model(g, i, width)
     g.tag("site_minimize")
     if form < 0.67:
         g.tag("sections_rebound_in_loop")

@@ -21,6 +21,8 @@ The grammar (every production tags the program with a block name, see :data:`BLO
   learning-rate form and ``global_step`` form, optionally inside a function taking the loss as a
   parameter, under ``control_dependencies(UPDATE_OPS)``, a ``name_scope`` or ``tf.cond``;
 * GAN programs (two optimizers, two losses) and eager programs (``opt.minimize(callable)``).
+* the second round's kinds (``_programs.py``): actor-critic (``tf.gradients(..., grad_ys=...)``) and
+  sections (one ``optimizer`` name rebound per section) programs, chosen from the second stream.
 """
 
 from __future__ import annotations

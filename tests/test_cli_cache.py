@@ -273,3 +273,18 @@ def test_spooled_document_is_json_dumps_byte_for_byte():
                         "interrupted": None, "findings": found, "files": files, "errors": [], "warnings": ["w"],
                         "summary": {"scanned": 3}}
             assert out.getvalue() == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("entry", [
+    {}, {"path": "a.py", "status": "unchanged", "reason": ""},
+    {"path": "d\u00e9j\u00e0 \"q\"\n\t\x00\u2028\ud800", "line": 3, "col": -1, "fix": "safe", "applied": False,
+     "cell": None, "ok": True, "big": 10 ** 30},
+    {"x": 1.5}, {"x": [1, {"y": None}]}, {"x": {"y": "z"}}, {1: 2},
+], ids=["empty", "file", "finding", "float", "list", "dict", "int-key"])
+def test_spool_entries_are_json_dumps_byte_for_byte(entry):
+    """Spool.add writes each entry as json.dumps(entry, indent=2) indented for its place, the
+    directly formatted flat entries included."""
+    spool = Spool()
+    spool.add(entry)
+    expected = "    " + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+    assert "".join(spool.chunks()) == "[\n" + expected + "\n  ]"

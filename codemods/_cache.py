@@ -24,6 +24,11 @@ pre-commit environment, and nothing is written into the user's tree. ``--no-cach
 it off. Entries live in ``v<FORMAT>-<fingerprint>/<2 hex>/<64 hex>.json``; a directory of
 another fingerprint not used for 30 days is removed when a new one is created.
 
+**Tree index.** A run over a directory (or many files) also keeps one :class:`Tree`: the
+rows of all its files, those without candidates included, in one file per (settings,
+command-line paths), so a warm run does one read for the tree and one hash per file instead
+of the pre-filter and a lookup per file (see :class:`Tree`).
+
 **Concurrency.** Each entry is written to a temporary file in its directory and renamed
 into place (atomic on POSIX), so concurrent runs (and ``--jobs`` workers) only ever see
 whole entries; an entry that cannot be read or parsed is a miss, and is overwritten. A

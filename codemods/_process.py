@@ -86,7 +86,9 @@ class FileReport:
     snapshot: Optional[_writes.Snapshot] = None
     digest: Optional[str] = None  # of the bytes read (compare-and-swap)
     written: bool = False
-    cache_key: Optional[str] = None  # set when the result may be stored in the cache
+    cache_key: Optional[str] = None  # the cache key of the bytes read (None: no cache)
+    cache_miss: bool = False  # the entry was looked up and missing: store the result
+    cacheable: bool = False  # the outcome depends only on the bytes and the settings
 
     def not_written(self, reason: str) -> None:
         """The new content was not written: an error, and no fix counts as applied."""
@@ -352,10 +354,11 @@ def _from_cache(settings: Settings, data: bytes, notebook: bool, report: FileRep
         return False
     from codemods import _cache
 
-    key = settings.cache.key(data, notebook)
+    key = report.cache_key or settings.cache.key(data, notebook)
+    report.cache_key = key
     entry = settings.cache.get(key)
     if entry is None:
-        report.cache_key = key
+        report.cache_miss = True
         return False
     report.status = entry["status"]
     report.reason = entry["reason"]
@@ -371,6 +374,9 @@ def _to_cache(settings: Settings, report: FileReport) -> None:
         return
     if report.status not in ("unchanged", "skipped") or report.new is not None:
         return
+    report.cacheable = True  # the runner may keep it in the tree index (codemods._cache.Tree)
+    if not report.cache_miss:
+        return
     from codemods import _cache
 
     settings.cache.put(report.cache_key, {
@@ -384,10 +390,11 @@ def _add(report: FileReport, finding: Optional[Finding]) -> None:
         report.findings.append(finding)
 
 
-def process(settings: Settings, target: Target, data: Optional[bytes] = None) -> FileReport:
-    """Read and migrate one file (``data``: its bytes, for stdin); never raises ``Exception``,
-    never writes."""
-    report = FileReport(display=target.display)
+def process(settings: Settings, target: Target, data: Optional[bytes] = None,
+            snapshot: Optional[_writes.Snapshot] = None, key: Optional[str] = None) -> FileReport:
+    """Read and migrate one file (``data``: its bytes, for stdin, or as the runner read them
+    with their ``snapshot`` and cache ``key``); never raises ``Exception``, never writes."""
+    report = FileReport(display=target.display, snapshot=snapshot, cache_key=key)
     try:
         if data is None:
             try:
@@ -395,6 +402,8 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None) ->
             except OSError as exc:
                 _skip(settings, report, f"cannot read: {_writes.describe_os_error(exc)}")
                 return report
+        if settings.cache is not None and report.cache_key is None:
+            report.cache_key = settings.cache.key(data, target.notebook)
         handler = _process_notebook if target.notebook else _process_python
         new = handler(settings, target.display, data, report)
         if new is not None and new != data:

@@ -42,6 +42,9 @@ SHARED_CACHE_KEY = "tfclip.shared_cache"
 # ...and the rule set the engine runs (all of it, whatever --select says): the TF 2 planner
 # asks every site rule of that set, so a site is claimed by the same rule under any selection.
 ENGINE_RULES_KEY = "tfclip.rules"
+# ...and ``(module, its code)`` for the module the rule is given, so a rule needs no codegen
+# of the whole module to read its text (see :meth:`TfcCodemod.module_code`).
+SOURCE_KEY = "tfclip.source"
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 
@@ -267,12 +270,20 @@ class TfcCodemod(VisitorBasedCodemodCommand):
             cache = self.context.scratch[SHARED_CACHE_KEY] = {}
         return cache
 
+    def module_code(self, module: cst.Module) -> str:
+        """``module.code``, without regenerating it when ``module`` is the tree the engine
+        gave this rule (the engine knows its text)."""
+        known = self.context.scratch.get(SOURCE_KEY)
+        if isinstance(known, tuple) and known[0] is module:
+            return known[1]
+        return module.code
+
     def _source_lines(self) -> List[str]:
         module = self.context.module
         if module is None:
             return []
         if self._lines_for != id(module):
-            self._lines = module.code.splitlines()
+            self._lines = self.module_code(module).splitlines()
             self._lines_for = id(module)
         return self._lines
 

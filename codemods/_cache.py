@@ -24,6 +24,11 @@ pre-commit environment, and nothing is written into the user's tree. ``--no-cach
 it off. Entries live in ``v<FORMAT>-<fingerprint>/<2 hex>/<64 hex>.json``; a directory of
 another fingerprint not used for 30 days is removed when a new one is created.
 
+**Tree index.** A run over a directory (or many files) also keeps one :class:`Tree`: the
+rows of all its files, those without candidates included, in one file per (settings,
+command-line paths), so a warm run does one read for the tree and one hash per file instead
+of the pre-filter and a lookup per file (see :class:`Tree`).
+
 **Concurrency.** Each entry is written to a temporary file in its directory and renamed
 into place (atomic on POSIX), so concurrent runs (and ``--jobs`` workers) only ever see
 whole entries; an entry that cannot be read or parsed is a miss, and is overwritten. A
@@ -39,7 +44,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 CACHE_ENV = "TFCLIP_MIGRATE_CACHE_DIR"
 FORMAT = 1
@@ -94,11 +99,19 @@ def _libcst_version() -> str:
 class Cache:
     """One run's view of the cache: its directory and the settings part of the key."""
 
-    __slots__ = ("directory", "settings")
+    __slots__ = ("directory", "settings", "_prefixes")
 
     def __init__(self, directory: str, settings: str) -> None:
         self.directory = directory  # the cache root (``default_dir()``)
         self.settings = settings  # a canonical text of the settings that change results
+        self._prefixes: Optional[Dict[bool, Any]] = None  # hash objects, not picklable: made lazily
+
+    def __getstate__(self) -> Tuple[str, str]:
+        return self.directory, self.settings
+
+    def __setstate__(self, state: Tuple[str, str]) -> None:
+        self.directory, self.settings = state
+        self._prefixes = None
 
     def __repr__(self) -> str:
         return f"Cache({self.directory!r}, {self.settings!r})"
@@ -108,8 +121,16 @@ class Cache:
         return os.path.join(self.directory, f"v{FORMAT}-{tool_fingerprint()[:24]}")
 
     def key(self, data: bytes, notebook: bool) -> str:
-        digest = hashlib.sha256()
-        digest.update(f"{tool_fingerprint()}\n{self.settings}\n{'notebook' if notebook else 'python'}\n".encode())
+        """SHA-256 of the fingerprint, the settings, the kind and ``data`` (the prefix is
+        hashed once per run and copied: a key costs one pass over the bytes)."""
+        prefixes = self._prefixes
+        if prefixes is None:
+            prefixes = self._prefixes = {}
+        prefix = prefixes.get(notebook)
+        if prefix is None:
+            prefix = prefixes[notebook] = hashlib.sha256(
+                f"{tool_fingerprint()}\n{self.settings}\n{'notebook' if notebook else 'python'}\n".encode())
+        digest = prefix.copy()
         digest.update(data)
         return digest.hexdigest()
 
@@ -168,6 +189,135 @@ class Cache:
                         shutil.rmtree(old, ignore_errors=True)
                 except OSError:
                     pass
+
+
+    def tree(self, paths: Sequence[str]) -> "Tree":
+        """The tree index of a run over ``paths`` with these settings (see :class:`Tree`)."""
+        name = hashlib.sha256(json.dumps([self.settings, [os.path.realpath(p) for p in paths]]).encode()).hexdigest()
+        return Tree(self, os.path.join(self.root, TREES, name + ".json"))
+
+
+# A run uses a tree index when it names a directory, or at least this many files.
+TREE_MIN_FILES = 32
+TREES = "trees"  # the folder of the tree indexes, in the fingerprint's directory
+_MAX_TREES = 64  # tree indexes kept per fingerprint (the least recently used go first)
+
+
+def uses_tree(paths: Sequence[str], targets: int) -> bool:
+    """Whether a run over ``paths`` (``targets`` files found) keeps a tree index: a run over a
+    directory or many files, not a pre-commit run over a few changed files (whose list of
+    paths changes with every commit, so its index would never be read again)."""
+    return targets >= TREE_MIN_FILES or any(os.path.isdir(p) for p in paths)
+
+
+class Tree:
+    """Every entry of one run's files in one file, so a warm run over the same paths does one
+    read for the whole tree instead of a pre-filter and a lookup per file.
+
+    It is found by the run's settings and the real paths named on the command line, and holds
+    rows ``key -> [status, reason, parsed, encoding, findings]``, each under the file's
+    *content* key (:meth:`Cache.key`): a file changed since is a miss (computed as usual),
+    whatever the index says. Unlike the entries it also holds the files no rule's token
+    occurs in. After a run the index is rewritten (atomically, temp file and rename) with
+    exactly the rows of that run's files, if they changed; an index that cannot be read or
+    belongs to another fingerprint or settings is empty. At most ``_MAX_TREES`` are kept.
+    """
+
+    __slots__ = ("cache", "path", "rows", "used", "dirty")
+
+    def __init__(self, cache: Cache, path: str) -> None:
+        self.cache = cache
+        self.path = path
+        self.rows: Dict[str, List[Any]] = self._load()
+        self.used: Dict[str, List[Any]] = {}  # the rows of this run's files
+        self.dirty = False  # a row was added that the index did not hold
+
+    def _load(self) -> Dict[str, List[Any]]:
+        try:
+            with open(self.path, "rb") as handle:
+                document = json.loads(handle.read())
+            if (document["format"] == FORMAT and document["fingerprint"] == tool_fingerprint()
+                    and document["settings"] == self.cache.settings and isinstance(document["rows"], dict)):
+                return document["rows"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return {}
+
+    def get(self, key: str) -> Optional[List[Any]]:
+        """The row stored under ``key`` (and kept for the next index), or None."""
+        row = self.rows.get(key)
+        if row is None or not isinstance(row, list) or len(row) != 5:
+            return None
+        self.used[key] = row
+        return row
+
+    def put(self, key: str, row: List[Any]) -> None:
+        if key not in self.used:
+            self.used[key] = row
+            self.dirty = True
+
+    def save(self) -> None:
+        """Write the index when its rows changed (a file added, changed or gone); never raises."""
+        import tempfile
+
+        if not self.dirty and len(self.used) == len(self.rows):
+            try:
+                os.utime(self.path)  # recently used: pruned last
+            except OSError:
+                pass
+            return
+        directory = os.path.dirname(self.path)
+        try:
+            new = not os.path.exists(self.path)
+            if not os.path.isdir(self.cache.root):
+                self.cache._create_root()
+            os.makedirs(directory, exist_ok=True)
+            if new:
+                _prune(directory, _MAX_TREES - 1)
+            fd, temp = tempfile.mkstemp(prefix=".tree.", suffix=".tmp", dir=directory)
+        except OSError:
+            return
+        document = {"format": FORMAT, "fingerprint": tool_fingerprint(), "settings": self.cache.settings,
+                    "rows": self.used}
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(json.dumps(document, separators=(",", ":")).encode("utf-8"))
+            os.replace(temp, self.path)
+        except OSError:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+
+def _prune(directory: str, keep: int) -> None:
+    """Remove all but the ``keep`` most recently written tree indexes of ``directory``."""
+    try:
+        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+        if len(names) <= keep:
+            return
+        dated = sorted(((os.stat(os.path.join(directory, n)).st_mtime, n) for n in names), reverse=True)
+    except OSError:
+        return
+    for _, name in dated[keep:]:
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            pass
+
+
+def report_row(report: Any) -> List[Any]:
+    """A tree row of a file's report (``codemods._process.FileReport``)."""
+    return [report.status, report.reason, report.parsed, report.encoding, encode_findings(report.findings)]
+
+
+def report_of(display: str, row: List[Any]) -> Any:
+    """The report a tree row stands for, for the file shown as ``display``."""
+    from codemods._process import FileReport
+
+    status, reason, parsed, encoding, findings = row
+    return FileReport(display=display, status=status, reason=reason, parsed=parsed, encoding=encoding,
+                      findings=decode_findings(findings, display))
 
 
 def settings_text(options: Any, *, diff: bool, report_unparsable: bool, max_size: int) -> str:

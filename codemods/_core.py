@@ -14,7 +14,7 @@ import enum
 import io
 import re
 import tokenize
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import FrozenSet, Optional, Tuple
 
 
@@ -47,9 +47,10 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.col}: {self.code}{marker} {self.message}"
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["fix"] = self.fix.value
-        return data
+        """The fields in order (what ``dataclasses.asdict`` gives, at a fraction of its cost),
+        ``fix`` as its value."""
+        return {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
+                "message": self.message, "fix": self.fix.value, "applied": self.applied}
 
 
 class Phase(enum.IntEnum):

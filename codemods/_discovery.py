@@ -238,6 +238,9 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, add) -> None:
         found.skipped.append((display(exc.filename or root), f"cannot list directory: {_os_reason(exc)}"))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
+        # No symlink is followed below ``dirpath`` and a file met is checked not to be one, so
+        # its real path is the directory's (resolved once) joined with its name.
+        real_dir: Optional[str] = None
         keep = []
         for name in sorted(dirnames):
             sub = os.path.join(dirpath, name)
@@ -246,7 +249,7 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, add) -> None:
                 continue
             if name in SKIP_DIR_NAMES or _is_venv(sub):
                 continue
-            if is_excluded(os.path.abspath(display(sub)), config):
+            if config.exclude and is_excluded(os.path.abspath(display(sub)), config):
                 found.excluded += 1
                 continue
             keep.append(name)
@@ -257,7 +260,7 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, add) -> None:
                 continue
             path = os.path.join(dirpath, name)
             shown_path = display(path)
-            if is_excluded(os.path.abspath(shown_path), config):
+            if config.exclude and is_excluded(os.path.abspath(shown_path), config):
                 found.excluded += 1
                 continue
             try:
@@ -271,7 +274,9 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, add) -> None:
             if not stat.S_ISREG(lst.st_mode):
                 found.skipped.append((shown_path, "not a regular file"))
                 continue
-            add(shown_path, os.path.realpath(path), notebook)
+            if real_dir is None:
+                real_dir = os.path.realpath(dirpath)
+            add(shown_path, os.path.join(real_dir, name), notebook)
 
 
 def _os_reason(exc: OSError) -> str:

@@ -86,7 +86,9 @@ class FileReport:
     snapshot: Optional[_writes.Snapshot] = None
     digest: Optional[str] = None  # of the bytes read (compare-and-swap)
     written: bool = False
-    cache_key: Optional[str] = None  # set when the result may be stored in the cache
+    cache_key: Optional[str] = None  # the cache key of the bytes read (None: no cache)
+    cache_miss: bool = False  # the entry was looked up and missing: store the result
+    cacheable: bool = False  # the outcome depends only on the bytes and the settings
 
     def not_written(self, reason: str) -> None:
         """The new content was not written: an error, and no fix counts as applied."""
@@ -104,6 +106,27 @@ def _may_contain_targets(text: str, settings: Settings) -> bool:
     from codemods._registry import prefilter_specs
 
     return any(spec.on_text(text) for _, spec in prefilter_specs(settings.options, settings.rules))
+
+
+# The last names of the removed clipping APIs (codemods._names.CONTRIB_TO_SHIM, which imports
+# libcst: spelled out here so that this module does not; tests/test_cli_partial_notebooks.py
+# checks the two agree).
+REMOVED_CLIPPING_NAMES = ("adaptive_clipping_fn", "add_gradients_summaries", "clip_gradient_norms",
+                          "clip_gradient_norms_fn", "clip_gradients_by_norm", "create_train_op",
+                          "multiply_gradients", "optimize_loss")
+# a removed clipping API's call, spelled through `contrib`
+_REMOVED_CALL = re.compile(r"\b(contrib(?:\.\w+)*\.(?:" + "|".join(REMOVED_CLIPPING_NAMES)
+                           + r")|clip_by_average_norm)\s*\(")
+
+
+def _removed_calls_note(source: str) -> str:
+    """``; it calls `...`, removed in TF 2: ...`` when a cell that does not parse spells a call of a
+    removed clipping API (so `check` never passes it in silence)."""
+    match = _REMOVED_CALL.search(source)
+    if match is None:
+        return ""
+    return (f"; it calls `{match.group(1)}`, removed in TF 2: once the cell parses, `tfclip-migrate fix` "
+            f"replaces it with its `tfclip_compat` twin")
 
 
 def _unparsable(
@@ -227,7 +250,8 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
             ast.parse(cell.source)
         except SyntaxError as exc:
             where = (exc.lineno or 1) + cell.line_offset, exc.offset or 1
-            _add(report, _unparsable(settings, display, f"cannot parse: {exc.msg}", number, where))
+            reason = f"cannot parse: {exc.msg}" + _removed_calls_note(cell.source)
+            _add(report, _unparsable(settings, display, reason, number, where))
         except (ValueError, RecursionError, MemoryError):
             _add(report, _unparsable(settings, display, "cannot parse: too deeply nested or too large", number))
         else:
@@ -330,10 +354,11 @@ def _from_cache(settings: Settings, data: bytes, notebook: bool, report: FileRep
         return False
     from codemods import _cache
 
-    key = settings.cache.key(data, notebook)
+    key = report.cache_key or settings.cache.key(data, notebook)
+    report.cache_key = key
     entry = settings.cache.get(key)
     if entry is None:
-        report.cache_key = key
+        report.cache_miss = True
         return False
     report.status = entry["status"]
     report.reason = entry["reason"]
@@ -349,6 +374,9 @@ def _to_cache(settings: Settings, report: FileReport) -> None:
         return
     if report.status not in ("unchanged", "skipped") or report.new is not None:
         return
+    report.cacheable = True  # the runner may keep it in the tree index (codemods._cache.Tree)
+    if not report.cache_miss:
+        return
     from codemods import _cache
 
     settings.cache.put(report.cache_key, {
@@ -362,10 +390,11 @@ def _add(report: FileReport, finding: Optional[Finding]) -> None:
         report.findings.append(finding)
 
 
-def process(settings: Settings, target: Target, data: Optional[bytes] = None) -> FileReport:
-    """Read and migrate one file (``data``: its bytes, for stdin); never raises ``Exception``,
-    never writes."""
-    report = FileReport(display=target.display)
+def process(settings: Settings, target: Target, data: Optional[bytes] = None,
+            snapshot: Optional[_writes.Snapshot] = None, key: Optional[str] = None) -> FileReport:
+    """Read and migrate one file (``data``: its bytes, for stdin, or as the runner read them
+    with their ``snapshot`` and cache ``key``); never raises ``Exception``, never writes."""
+    report = FileReport(display=target.display, snapshot=snapshot, cache_key=key)
     try:
         if data is None:
             try:
@@ -373,6 +402,8 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None) ->
             except OSError as exc:
                 _skip(settings, report, f"cannot read: {_writes.describe_os_error(exc)}")
                 return report
+        if settings.cache is not None and report.cache_key is None:
+            report.cache_key = settings.cache.key(data, target.notebook)
         handler = _process_notebook if target.notebook else _process_python
         new = handler(settings, target.display, data, report)
         if new is not None and new != data:

@@ -155,6 +155,27 @@ class Tally:
                 self.unsafe_left += 1
 
 
+_SCALARS = {type(None): lambda v: "null", bool: lambda v: "true" if v else "false", int: int.__repr__}
+
+
+def _entry_json(entry: Dict[str, Any]) -> str:
+    """``json.dumps(entry, indent=2, ensure_ascii=False)`` indented for its place in the
+    document; a flat entry (string, int, bool and None values: every file and finding) is
+    written directly, byte for byte what ``json.dumps`` writes, at a fraction of its cost."""
+    import json
+
+    string = json.encoder.encode_basestring  # what json.dumps uses with ensure_ascii=False
+    parts = []
+    for key, value in entry.items():
+        kind = type(value)
+        if type(key) is not str or (kind is not str and kind not in _SCALARS):
+            return json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        parts.append(f"      {string(key)}: {string(value) if kind is str else _SCALARS[kind](value)}")
+    if not parts:
+        return "{}"
+    return "{\n" + ",\n".join(parts) + "\n    }"
+
+
 class Spool:
     """The entries of one JSON list, serialised as they come (indented for their place in
     the document) and kept in a temporary file once they pass ``max_size`` characters."""
@@ -167,9 +188,7 @@ class Spool:
         self._file: Optional[IO[str]] = None
 
     def add(self, entry: Dict[str, Any]) -> None:
-        import json
-
-        text = json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        text = _entry_json(entry)
         text = ("" if not self.count else ",\n") + "    " + text
         self.count += 1
         if self._file is not None:

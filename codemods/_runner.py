@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import IO, Callable, Iterator, List, Optional, Sequence
+from typing import IO, TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from codemods import _signals, _writes
 from codemods._discovery import Target
 from codemods._process import FileReport, Settings, process
 from codemods._report import PROG
+
+if TYPE_CHECKING:  # pragma: no cover
+    from codemods._cache import Tree
 
 
 @dataclass
@@ -52,28 +55,60 @@ def run(
     write: bool,
     on_report: Callable[[FileReport], None],
     progress: Optional["Progress"] = None,
+    tree: Optional["Tree"] = None,
 ) -> RunResult:
     """Process ``targets`` (writing changed files back when ``write``), calling
-    ``on_report`` for each in order. Returns what happened, interrupted or not."""
+    ``on_report`` for each in order. Returns what happened, interrupted or not.
+
+    ``tree``: the run's tree index (``codemods._cache.Tree``): a file whose bytes it holds
+    is reported from it, in this process; the others are processed, and the index is saved
+    at the end of a run that was not interrupted."""
     result = RunResult()
     try:
         with _signals.handling():
             try:
-                _loop(settings, targets, jobs, write, on_report, progress, result)
+                _loop(settings, targets, jobs, write, on_report, progress, result, tree)
             except _signals.Interrupted as exc:
                 result.interrupted = exc
     finally:
         _writes.remove_temp_files()
         if progress is not None:
             progress.clear()
+    if tree is not None and result.interrupted is None:
+        tree.save()
     result.not_processed = list(targets[result.processed:])
     return result
 
 
-def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult) -> None:
+def _read(target: Target) -> Tuple[Optional[bytes], Optional[_writes.Snapshot]]:
+    try:
+        return _writes.read_file(target.real)
+    except OSError:  # process() reads it again and reports why it cannot
+        return None, None
+
+
+def _from_tree(settings: Settings, tree: "Tree", targets: Sequence[Target]) -> Iterator[FileReport]:
+    """In-process: each file read once, reported from the tree index or processed."""
+    from codemods._cache import report_of
+
+    for target in targets:
+        data, snapshot = _read(target)
+        if data is None:
+            yield process(settings, target)
+            continue
+        key = settings.cache.key(data, target.notebook)
+        row = tree.get(key)
+        yield report_of(target.display, row) if row is not None else process(settings, target, data, snapshot, key)
+
+
+def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult, tree) -> None:
     def handle(reports: Iterator[FileReport]) -> None:
         for index, report in enumerate(reports):
             with _signals.critical():
+                if tree is not None and report.cacheable and report.cache_key is not None:
+                    from codemods._cache import report_row
+
+                    tree.put(report.cache_key, report_row(report))
                 if write:
                     write_report(report, targets[index])
                 result.processed += 1
@@ -89,15 +124,38 @@ def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult
     if progress is not None:
         progress.draw(force=True)
     if jobs <= 1 or len(targets) < 2:
-        handle(process(settings, target) for target in targets)
+        handle(_from_tree(settings, tree, targets) if tree is not None
+               else (process(settings, target) for target in targets))
+        return
+    hits: Dict[int, FileReport] = {}
+    if tree is not None and tree.rows:
+        # The files the tree index holds are reported from it here; only the others go to
+        # the workers (which read them again: their key is of the bytes they process).
+        from codemods._cache import report_of
+
+        for index, target in enumerate(targets):
+            data = _read(target)[0]
+            row = tree.get(settings.cache.key(data, target.notebook)) if data is not None else None
+            if row is not None:
+                hits[index] = report_of(target.display, row)
+    misses = [target for index, target in enumerate(targets) if index not in hits]
+    if jobs <= 1 or len(misses) < 2:
+        handle(_merge(hits, len(targets), (process(settings, target) for target in misses)))
         return
     from codemods._pool import Pool
 
-    with Pool(settings, targets, jobs) as pool:
+    with Pool(settings, misses, jobs) as pool:
         try:
-            handle(pool.reports())
+            handle(_merge(hits, len(targets), pool.reports()))
         finally:
             result.crashes = pool.crashes
+
+
+def _merge(hits: Dict[int, FileReport], total: int, others: Iterator[FileReport]) -> Iterator[FileReport]:
+    """The reports of ``total`` files in order: ``hits`` by index, the others in turn."""
+    for index in range(total):
+        report = hits.pop(index, None)
+        yield report if report is not None else next(others)
 
 
 class Progress:

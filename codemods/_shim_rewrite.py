@@ -144,7 +144,8 @@ class ShimRewrite(TfcCodemod):
         """How many ``x.<helper>`` accesses do not resolve to an import (``L.optimize_loss``
         after ``L = tf.contrib.layers``, ``self.layers.optimize_loss``)."""
         helpers = {t.rsplit(".", 1)[1] for t in self.TARGETS}
-        if not any(h in module.code for h in helpers):
+        code = self.module_code(module)
+        if not any(h in code for h in helpers):
             return 0
         count = 0
         for node in _walk(module):

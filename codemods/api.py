@@ -145,7 +145,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     from libcst.codemod import CodemodContext
     from libcst.metadata import MetadataWrapper
 
-    from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY
+    from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
     from codemods._metadata import needs_parents, prefill_parents
     from codemods._splice import SpliceConflict, splice
 
@@ -176,7 +176,8 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
             cache = {}
         context = CodemodContext(
             filename=path,
-            scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set},
+            scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set,
+                     SOURCE_KEY: (module, versions[-1])},  # versions[-1] == module.code
         )
         command = rule(
             context,

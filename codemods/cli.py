@@ -280,6 +280,12 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
     for path, reason in found.skipped:
         reporter.skip(path, reason)
     progress = _runner.Progress(len(found.targets), err, enabled=not args.quiet and _isatty(err))
+    tree = None
+    if settings.cache is not None:
+        from codemods import _cache
+
+        if _cache.uses_tree(args.paths, len(found.targets)):
+            tree = settings.cache.tree(args.paths)
     result = _runner.run(
         settings,
         found.targets,
@@ -287,6 +293,7 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
         write=reporter.mode == "write",
         on_report=reporter.file,
         progress=progress,
+        tree=tree,
     )
     reporter.not_processed(result.not_processed)
     interrupted = result.interrupted

@@ -177,6 +177,14 @@ def _reaches_apply(planner: Planner, body: List[cst.BaseStatement], index: int, 
     hazard = None
     for j in range(index + 1, len(body)):
         stmt = body[j]
+        rebound = _plain_rebinding(facts, stmt)
+        if rebound is not None:
+            # `grads = <value>`: only the value reads; a value that does not read the gradients
+            # ends them under the names it binds (one notebook section after another)
+            targets, value = rebound
+            if not {facts.code(n) for n in _walk(value) if isinstance(n, (cst.Name, cst.Attribute))} & live:
+                live -= targets
+                continue
         used = {facts.code(n) for n in _walk(stmt) if isinstance(n, (cst.Name, cst.Attribute))} & live
         if not used:
             continue
@@ -192,6 +200,22 @@ def _reaches_apply(planner: Planner, body: List[cst.BaseStatement], index: int, 
     if apply_index is None:
         return None
     return apply_index, hazard
+
+
+def _plain_rebinding(facts, stmt: cst.BaseStatement):
+    """``(targets, value)`` of a statement that is one plain assignment to names (``g = ...``,
+    ``g, n = ...``), executed unconditionally where it stands; else None."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Assign)):
+        return None
+    assign = stmt.body[0]
+    targets: Set[str] = set()
+    for target in assign.targets:
+        for element in _flat_targets(target.target):
+            if not isinstance(element, cst.Name):
+                return None
+            targets.add(element.value)
+    return targets, assign.value
 
 
 def _differentiates(planner: Planner, stmt: cst.CSTNode) -> bool:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from codemods._core import Phase
 from codemods._prepass import Spec, all_of, any_of, calls, method_calls, names
+from codemods.tape.applies import tf1_evidence_names
 from codemods.tape.rule import GradientSiteRule
 
 
@@ -23,8 +24,14 @@ class UnprovableGradientSite(GradientSiteRule):
     distribution strategies. Training sites the TF 2 rules cannot follow at all are reported
     too, never left silent: ``compute_gradients`` whose gradients reach ``apply_gradients``
     through a loop of towers, attributes or another method; ``tf.gradients`` applied from another
-    block or object (A3C's local gradients applied to the global network); and the removed
-    ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends).
+    block or object (A3C's local gradients applied to the global network); the removed
+    ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends); a
+    ``compute_gradients`` whose gradients are returned, stored or only measured; and an
+    ``apply_gradients`` of a TF1 optimizer whose gradients no rule starts from (an optimizer
+    wrapper's parameter, an eager gradient function, a loop clipping ``tf.gradients`` element by
+    element, constants). Left silent: gradients from a ``tf.GradientTape`` (the TF 2 form),
+    Keras optimizers, classes of the user's own, and, in eager code or in modules with no TF1
+    API, gradients a caller passes in.
 
     ## Why is this bad?
     These sites still call TF1-only APIs. Rewriting them by pattern would be a guess, and a
@@ -90,6 +97,9 @@ class UnprovableGradientSite(GradientSiteRule):
                                    # `step = opt.minimize`: a method used as a value, in TF code
                                    all_of(names("minimize", "compute_gradients"), names("tensorflow")),
                                    all_of(calls("gradients"), names("apply_gradients")),
+                                   # an `apply_gradients` of gradients no rule starts from
+                                   all_of(method_calls("apply_gradients"), names("tensorflow"),
+                                          names(*tf1_evidence_names())),
                                    calls("implicit_gradients", "implicit_value_and_gradients",
                                          "gradients_function", "value_and_gradients_function"))
     REPORT_DECLINES: ClassVar[bool] = True

@@ -56,7 +56,12 @@ def cache_dir() -> Path:
 
 
 def entries() -> list:
-    return sorted(p for p in cache_dir().rglob("*.json"))
+    """The per-file entries (the tree indexes are listed by :func:`trees`)."""
+    return sorted(p for p in cache_dir().rglob("*.json") if p.parent.name != _cache.TREES)
+
+
+def trees() -> list:
+    return sorted(cache_dir().glob(f"*/{_cache.TREES}/*.json"))
 
 
 def run(capsys, *argv: str):
@@ -138,10 +143,12 @@ class TestNeverStale:
     def test_damaged_entry_is_a_miss(self, tree, capsys, damage):
         """A partial, corrupt or misplaced entry is ignored (the result recomputed) and rewritten."""
         cold = run(capsys, "check", ".", "-j1", "--format", "json")
-        for path in entries():
+        assert trees(), "a run over a directory keeps a tree index"
+        for path in entries() + trees():
             path.write_bytes(damage)
         assert run(capsys, "check", ".", "-j1", "--format", "json") == cold
         assert all(json.loads(p.read_bytes())["key"] == p.parent.name + p.stem for p in entries())
+        assert all(json.loads(p.read_bytes())["rows"] for p in trees())
 
     def test_concurrent_runs_share_one_cache(self, tree):
         """Four runs at once on an empty cache all print the right thing; every entry is whole."""
@@ -153,7 +160,72 @@ class TestNeverStale:
         outputs = [proc.communicate(timeout=300)[0] for proc in procs]
         assert all(out == expected for out in outputs)
         assert entries() and all(json.loads(p.read_bytes()) for p in entries())
+        assert trees() and all(json.loads(p.read_bytes())["rows"] for p in trees())
         assert not [p for p in cache_dir().rglob("*.tmp")]
+
+
+class TestTreeIndex:
+    """A run over a directory keeps one index of its files' results (``_cache.Tree``)."""
+
+    @pytest.mark.parametrize("jobs", ["1", "2"])
+    def test_warm_run_over_a_tree_processes_no_file(self, tree, capsys, monkeypatch, jobs):
+        """Warm, every file is reported from the tree index (nothing is read by the engine or
+        the pre-filter), and the output is the cold run's, byte for byte, for -j1 and -j2."""
+        argv = ["check", ".", "-j", jobs, "--format", "json"]
+        cold = run(capsys, *argv)
+        assert len(trees()) == 1
+        index = json.loads(trees()[0].read_bytes())["rows"]
+        assert len(index) == len(list(tree.iterdir()))  # every file, those without candidates too
+        stamp = trees()[0].stat().st_mtime_ns
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("a file of an unchanged tree was processed")
+
+        monkeypatch.setattr("codemods._runner.process", refuse)
+        monkeypatch.setattr("codemods._pool.process", refuse)
+        assert run(capsys, *argv) == cold
+        assert len(trees()) == 1 and json.loads(trees()[0].read_bytes())["rows"] == index
+        assert trees()[0].stat().st_mtime_ns >= stamp
+
+    @pytest.mark.parametrize("jobs", ["1", "2"])
+    def test_changed_and_new_files_are_processed(self, tree, capsys, jobs):
+        """A file changed since the index was written, and a new one, are misses: their new
+        findings are reported, in order, and the index is rewritten to hold them."""
+        argv = ["check", ".", "-j", jobs]
+        run(capsys, *argv)
+        (tree / "plain.py").write_text("import tensorflow as tf\nx = tf.clip_by_average_norm(t, 1.0)\n")
+        (tree / "new.py").write_text("import tensorflow as tf\ny = tf.clip_by_average_norm(t, 2.0)\n")
+        warm = run(capsys, *argv)
+        assert "plain.py:2:5: TFC004" in warm[1] and "new.py:2:5: TFC004" in warm[1]
+        assert warm == run(capsys, *argv, "--no-cache")
+        assert len(json.loads(trees()[0].read_bytes())["rows"]) == len(list(tree.iterdir()))
+
+    def test_a_few_named_files_keep_no_index(self, tree, capsys):
+        """A pre-commit run over a few files writes no tree index (its path list changes with
+        every commit); entries of the files with candidates are stored as before."""
+        run(capsys, "check", "train.py", "plain.py", "-j1")
+        assert not trees() and entries()
+
+    def test_other_settings_or_version_use_another_index(self, tree, capsys, monkeypatch):
+        """Rule selection and the tool fingerprint pick the index: none is shared."""
+        run(capsys, "check", ".", "-j1")
+        _, narrow, _ = run(capsys, "check", ".", "-j1", "--select", "TFC001")
+        assert "TFC202" not in narrow and len(trees()) == 2
+        monkeypatch.setattr(_cache, "_FINGERPRINT", "0" * 64)
+        run(capsys, "check", ".", "-j1")
+        assert len(trees()) == 3
+
+    def test_least_recently_used_indexes_are_pruned(self, tree, capsys, monkeypatch):
+        """At most ``_MAX_TREES`` indexes are kept: a new one removes the least recently used."""
+        monkeypatch.setattr(_cache, "_MAX_TREES", 2)
+        for name in ("a", "b", "c"):
+            (tree / name).mkdir()
+            (tree / name / "x.py").write_text(f"import os  # {name}\n")
+        run(capsys, "check", "a", "-j1")
+        run(capsys, "check", "b", "-j1")
+        first = set(trees())
+        run(capsys, "check", "c", "-j1")
+        assert len(trees()) == 2 and len(first & set(trees())) == 1
 
 
 def test_default_directory(monkeypatch, tmp_path):
@@ -201,3 +273,18 @@ def test_spooled_document_is_json_dumps_byte_for_byte():
                         "interrupted": None, "findings": found, "files": files, "errors": [], "warnings": ["w"],
                         "summary": {"scanned": 3}}
             assert out.getvalue() == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("entry", [
+    {}, {"path": "a.py", "status": "unchanged", "reason": ""},
+    {"path": "d\u00e9j\u00e0 \"q\"\n\t\x00\u2028\ud800", "line": 3, "col": -1, "fix": "safe", "applied": False,
+     "cell": None, "ok": True, "big": 10 ** 30},
+    {"x": 1.5}, {"x": [1, {"y": None}]}, {"x": {"y": "z"}}, {1: 2},
+], ids=["empty", "file", "finding", "float", "list", "dict", "int-key"])
+def test_spool_entries_are_json_dumps_byte_for_byte(entry):
+    """Spool.add writes each entry as json.dumps(entry, indent=2) indented for its place, the
+    directly formatted flat entries included."""
+    spool = Spool()
+    spool.add(entry)
+    expected = "    " + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+    assert "".join(spool.chunks()) == "[\n" + expected + "\n  ]"

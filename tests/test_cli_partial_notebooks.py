@@ -197,3 +197,34 @@ def test_module_exports():
 
     assert mod.__all__ == sorted(mod.__all__) and all(hasattr(mod, name) for name in mod.__all__)
     assert Path(mod.__file__).read_text().count("\n") < 400
+
+
+def test_removed_clipping_names_match_the_rules_table() -> None:
+    """The TFC900 note's list of removed clipping APIs is the contrib rules' table (last names)."""
+    from codemods._names import CONTRIB_TO_SHIM
+    from codemods._process import REMOVED_CLIPPING_NAMES
+
+    assert set(REMOVED_CLIPPING_NAMES) == {key.rsplit(".", 1)[1] for key in CONTRIB_TO_SHIM}
+
+
+def test_bad_cell_calling_a_removed_api_says_so(tmp_path) -> None:
+    """A cell that does not parse and calls a contrib clipping helper is reported naming the call."""
+    import json
+    import subprocess
+    import sys
+
+    cells = [["import tensorflow as tf\n"],
+             ["opt = tf.train.GradientDescentOptimizer(0.1)\n",
+              "opt = tf.contrib.estimator.clip_gradients_by_norm(opt, 5.0)\n", "x = \n"]]
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+                    for c in cells],
+          "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 4}
+    path = tmp_path / "exercise.ipynb"
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    before = path.read_bytes()
+    out = subprocess.run([sys.executable, "-m", "codemods.cli", "fix", "--no-cache", "--format", "json", str(path)],
+                         capture_output=True, text=True, check=False)
+    findings = json.loads(out.stdout)["findings"]
+    assert [(f["code"], f["cell"]) for f in findings] == [("TFC900", 2)]
+    assert "`contrib.estimator.clip_gradients_by_norm`, removed in TF 2" in findings[0]["message"]
+    assert path.read_bytes() == before

@@ -135,11 +135,10 @@ class GatesMixin:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
             return self.trainable(expr.left, depth + 1) and self.trainable(expr.right, depth + 1)
         if isinstance(expr, cst.Name):
-            found = self.facts.assignments(expr)
-            if len(found) != 1:
-                return False
-            value = self.facts.assigned_value(found[0])
-            return value is not None and self.trainable(value, depth + 1)
+            # every binding a plain assignment of trainable variables (one per notebook section,
+            # say): whichever reaches this use, the variables are trainable
+            values = [self.facts.assigned_value(a) for a in self.facts.assignments(expr)]
+            return bool(values) and all(v is not None and self.trainable(v, depth + 1) for v in values)
         return False
 
     def _trainable_variable(self, expr: cst.BaseExpression) -> bool:

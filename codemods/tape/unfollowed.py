@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemods._analysis import dotted_name
+from codemods.tape.applies import optimizer_kind, tf1_only_module, unfollowed_applies
 from codemods.tape.facts import MANUAL
 from codemods.tape.sites import Decline
 
@@ -69,13 +70,26 @@ def unfollowed(planner: "Planner") -> List[Decline]:
         out.append(Decline("minimize", ref, (
             f"`{facts.code(ref, 40)}` is used as a value, not called here; the TF 2 rules rewrite only direct "
             f"calls, so wherever it is called the training site needs a hand-written `tf.GradientTape` {MANUAL}")))
-    if not applies:
-        return out
+    if applies:
+        out.extend(_unfollowed_flows(planner, calls, applies, covered))
+    out.extend(_unapplied_computes(planner, calls, applies, covered))
+    # apply_gradients of gradients no rule starts from (codemods/tape/applies.py)
+    reported = covered | {id(d.node) for d in out}
+    out.extend(unfollowed_applies(planner, applies, reported, EAGER_GRADIENT_FUNCTIONS))
+    return out
+
+
+def _unfollowed_flows(planner: "Planner", calls: "_Calls", applies: List[cst.Call],
+                      covered: Set[int]) -> List[Decline]:
+    """``compute_gradients`` / ``tf.gradients`` flows that reach an ``apply_gradients`` by a path
+    the rules do not follow."""
+    facts = planner.facts
+    out: List[Decline] = []
     for call in calls.computes:
         if id(call) in covered or _foreign(planner, call):
             continue
         if not any(_same_unit(facts, call, apply) for apply in applies):
-            continue  # measured, or applied in another file: nothing here to report
+            continue  # reported by _unapplied_computes
         out.append(Decline("compute_apply", call, (
             f"the gradients of `{facts.code(call.func, 40)}` are not followed to an `apply_gradients` in the "
             f"same block (they go through {_through(planner, call)}); the TF 2 rules rewrite only "
@@ -92,6 +106,39 @@ def unfollowed(planner: "Planner") -> List[Decline]:
             f"TF 2 rules do not follow (another block, method or object); this training site needs a "
             f"hand-written `tf.GradientTape` {MANUAL}")))
     return out
+
+
+def _unapplied_computes(planner: "Planner", calls: "_Calls", applies: List[cst.Call],
+                        covered: Set[int]) -> List[Decline]:
+    """``compute_gradients`` of a TF1 optimizer with no ``apply_gradients`` in its function or
+    class: the gradients are returned, stored, applied in another file or only measured. Still a
+    TF1-only method (a tape computes them in TF 2), so reported, never silent."""
+    facts = planner.facts
+    tf1_module = tf1_only_module(facts.tf_used)
+    out: List[Decline] = []
+    for call in calls.computes:
+        if id(call) in covered or _foreign(planner, call):
+            continue
+        if any(_same_unit(facts, call, apply) for apply in applies):
+            continue  # _unfollowed_flows' business
+        kind = optimizer_kind(planner, call.func.value)  # type: ignore[attr-defined]
+        if kind is None or (kind == "unknown" and not tf1_module):
+            continue
+        out.append(Decline("compute_apply", call, (
+            f"the gradients of `{facts.code(call.func, 40)}` are not applied in this function or class "
+            f"({_unapplied_through(planner, call)}); `compute_gradients` is a TF1 optimizer method, and the "
+            f"TF 2 rules rewrite it only when `apply_gradients` follows in the same block. In TF 2, compute "
+            f"them with `tf.GradientTape` (`tape.gradient(loss, variables)`) where the loss is computed, or "
+            f"keep the `tf.compat.v1` optimizer as it is {MANUAL}")))
+    return out
+
+
+def _unapplied_through(planner: "Planner", call: cst.Call) -> str:
+    """Where the unapplied result of ``call`` goes, in words."""
+    through = _through(planner, call)
+    if through.startswith("statements in another block"):
+        return "they are only read in this function: measured, or passed on to other code"
+    return f"they go through {through}"
 
 
 def _through_alias(facts, func: cst.BaseExpression) -> Set[str]:

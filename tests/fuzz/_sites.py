@@ -1,6 +1,6 @@
 """The training half of the fuzz grammar: optimizers, learning rates, ``global_step`` forms,
-every training-site shape the rules know (and look-alikes), their contexts, gradient summaries,
-GAN programs and eager programs. See ``generator.py`` for the whole grammar."""
+every training-site shape the rules know (and look-alikes), their contexts, gradient summaries
+and GAN programs (the other program kinds: ``_programs.py``). See ``generator.py`` for the whole grammar."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ SITE_BLOCKS = frozenset(
        "name_scope_site", "minimize_in_cond", "grad_summaries", "contrib_from_import",
        "eager_minimize_function", "eager_minimize_lambda", "eager_loop", "eager_growing_var_list",
        "eager_lr_variable", "eager_clip_wrapper", "eager_keras_layer", "eager_no_var_list",
-       "eager_local_optimizer", "contrib_compute_apply"}
+       "eager_local_optimizer", "contrib_compute_apply", "contrib_wrapper_rebinds_name",
+       "eager_wrapper_rebinds_name", "eager_wrapper_separate", "eager_while_loop", "eager_minimize_in_helper"}
 )
 
 
@@ -188,7 +189,11 @@ def training_site(g, loss: str) -> List[str]:
             wrap = "clip_gradients_by_norm"
         else:
             wrap = "tf.contrib.estimator.clip_gradients_by_norm"
-        lines += [f"base_optimizer = {opt_ctor}", f"{opt} = {wrap}(base_optimizer, clip_norm=1.0)"]
+        if g.alt.random() < 0.45:  # the wrapper rebinds the optimizer's own name (TFC001 keeps it)
+            g.tag("contrib_wrapper_rebinds_name")
+            lines += [f"{opt} = {opt_ctor}", f"{opt} = {wrap}({opt}, clip_norm=1.0)"]
+        else:
+            lines += [f"base_optimizer = {opt_ctor}", f"{opt} = {wrap}(base_optimizer, clip_norm=1.0)"]
         shape = g.rng.choice(["minimize", "minimize", "compute_bare"])
         if shape == "compute_bare":
             g.tag("contrib_compute_apply")  # compute/apply on the wrapper: the compat form (TFC001)
@@ -298,83 +303,3 @@ def gan_program(g) -> str:
     lines += ["train_op = [d_train, g_train]", "loss = d_loss + g_loss"]
     outs.append("")
     return "\n".join(g.imports + lines) + "\n"
-
-
-def eager_program(g) -> str:
-    """TF1 eager code: ``tf.enable_eager_execution()`` and ``opt.minimize(callable)`` per step."""
-    width, out_width = g.rng.choice([3, 4]), g.rng.choice([1, 2])
-    lines = ["", "tf.enable_eager_execution()", "",
-             f"rng = np.random.RandomState({g.rng.randint(0, 999)})",
-             f"X_DATA = rng.randn(3, 8, {width}).astype(np.float32)",
-             f"Y_DATA = (2.0 * rng.randn(3, 8, {out_width})).astype(np.float32)",
-             f'w = tf.Variable(rng.uniform(-0.5, 0.5, ({width}, {out_width})).astype(np.float32), name="w")',
-             f'b = tf.Variable(np.zeros({out_width}, np.float32), name="b")']
-    keras = g.chance(0.25)
-    if keras:
-        g.tag("eager_keras_layer")
-        lines.append(f"dense = tf.keras.layers.Dense({out_width}, kernel_initializer=tf.keras.initializers.GlorotUniform(seed=3))")
-    roll = g.rng.random()
-    gs_kw = ""
-    if roll < 0.5:
-        g.tag("gs_present")
-        lines.append(g.rng.choice(['global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")',
-                                   "global_step = tf.train.get_or_create_global_step()"]))
-        gs_kw = ", global_step=global_step"
-    else:
-        g.tag("gs_absent")
-    cls = g.rng.choice(list(OPTIMIZERS))
-    lr = _lit(OPTIMIZERS[cls][1])
-    decay = g.chance(0.25)
-    if decay:
-        g.tag("eager_lr_variable")
-        lines.append(f'learning_rate = tf.Variable({lr}, trainable=False, name="learning_rate")')
-        lr = "learning_rate"
-    opt = optimizer(g, lr, cls)
-    if g.chance(0.25):
-        g.tag("eager_clip_wrapper")
-        opt = f"tf.contrib.estimator.clip_gradients_by_norm({opt}, clip_norm=1.0)"
-    # The optimizer at module level, or local to a function that builds the step (TFC104 converts
-    # only a local one: another module could checkpoint a module-level optimizer).
-    local = g.chance(0.35)
-    if local:
-        g.tag("eager_local_optimizer")
-    else:
-        lines.append(f"optimizer = {opt}")
-    lines += ['state = {"step": 0}', "", "",
-              "def compute_loss():", '    i = state["step"] % 3',
-              "    pred = tf.matmul(X_DATA[i], w) + b" + (" + dense(X_DATA[i])" if keras else ""),
-              "    return 5.0 * tf.reduce_mean(tf.square(pred - Y_DATA[i]))", "", ""]
-    all_vars = "[w, b]"
-    form = g.rng.random()
-    if form < 0.3 or keras:  # Keras 3 variables are not tf.Variables: a TF1 optimizer rejects them
-        g.tag("eager_no_var_list")
-        var_list = ""
-    else:
-        var_list = f", var_list={all_vars}"
-    callable_text = "compute_loss"
-    if g.chance(0.35):
-        g.tag("eager_minimize_lambda")
-        callable_text = "lambda: compute_loss()" if g.chance(0.5) else \
-            '(lambda: 5.0 * tf.reduce_mean(tf.square(tf.matmul(X_DATA[state["step"] % 3], w) + b - Y_DATA[state["step"] % 3])))'
-        if keras and "dense" not in callable_text:
-            callable_text = "lambda: compute_loss()"
-    else:
-        g.tag("eager_minimize_function")
-    call = f"optimizer.minimize({callable_text}{gs_kw}{var_list})"
-    step = ["def train_step():", "    value = compute_loss()"]
-    if g.chance(0.2):
-        g.tag("eager_growing_var_list")
-        step += ['    if state["step"] < 1:', f"        optimizer.minimize({callable_text}{gs_kw}, var_list=[b])",
-                 "    else:", f"        optimizer.minimize({callable_text}{gs_kw}, var_list={all_vars})"]
-    elif g.chance(0.3):
-        g.tag("eager_loop")
-        step += ["    for _ in range(2):", "        " + call]
-    else:
-        step.append("    " + call)
-    if decay:
-        step.append("    learning_rate.assign(learning_rate * 0.9)")
-    step += ['    state["step"] += 1', "    return value"]
-    if local:
-        step = ["def make_trainer():", f"    optimizer = {opt}", ""] + ["    " + ln if ln else ln for ln in step] \
-            + ["", "    return train_step", "", "", "train_step = make_trainer()"]
-    return "\n".join(g.imports + lines + step) + "\n"

@@ -21,6 +21,8 @@ The grammar (every production tags the program with a block name, see :data:`BLO
   learning-rate form and ``global_step`` form, optionally inside a function taking the loss as a
   parameter, under ``control_dependencies(UPDATE_OPS)``, a ``name_scope`` or ``tf.cond``;
 * GAN programs (two optimizers, two losses) and eager programs (``opt.minimize(callable)``).
+* the second round's kinds (``_programs.py``): actor-critic (``tf.gradients(..., grad_ys=...)``) and
+  sections (one ``optimizer`` name rebound per section) programs, chosen from the second stream.
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ from dataclasses import dataclass, field
 from typing import FrozenSet, List, Set
 
 from tests.fuzz import _blocks
-from tests.fuzz._sites import OPTIMIZERS, SITE_BLOCKS, eager_program, gan_program, training_site
+from tests.fuzz._programs import PROGRAM_BLOCKS, actor_critic_program, eager_program, sections_program
+from tests.fuzz._sites import OPTIMIZERS, SITE_BLOCKS, gan_program, training_site
 
 __all__ = ["BLOCKS", "Gen", "Program", "generate"]
+
+# The share of graph programs replaced by the second round's program kinds (``_programs.py``).
+NEW_KINDS = 0.16
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,9 @@ class Gen:
     """Generation state: the random source, fresh-name counters, tags and model facts."""
 
     rng: random.Random
+    # The second stream: choices added after a seed's meaning was fixed draw from it, so that the
+    # programs the new productions leave alone are identical to what ``rng`` alone produced.
+    alt: random.Random = field(default_factory=lambda: random.Random(0))
     tags: Set[str] = field(default_factory=set)
     counters: dict = field(default_factory=dict)
     has_regularizer: bool = False
@@ -268,9 +277,15 @@ def _graph_program(g: Gen) -> str:
 
 def generate(seed: int, index: int) -> Program:
     """The ``index``-th program of ``seed`` (reproducible alone)."""
-    g = Gen(random.Random(f"{seed}:{index}"))
+    g = Gen(random.Random(f"{seed}:{index}"), random.Random(f"{seed}:{index}:round2"))
     roll = g.rng.random()
-    if roll < 0.12:
+    new_kind = g.alt.random()
+    if roll >= 0.2 and new_kind < NEW_KINDS:
+        # the program kinds of the second planner round replace a share of the graph programs
+        body = (actor_critic_program if g.alt.random() < 0.5 else sections_program)(g)
+        source = "\n".join(_header(g, body)) + "\n" + body
+        kind = "graph"
+    elif roll < 0.12:
         g.tag("eager")
         body = eager_program(g)
         source = "\n".join(_header(g, body)) + "\n" + body
@@ -301,7 +316,7 @@ def _all_blocks() -> FrozenSet[str]:
         "module_tensor_helper", "towers", "towers_append", "towers_extend", "towers_iadd", "towers_item",
         "import_tensorflow_as_tf", "import_compat_v1", "disable_control_flow_v2", "eager", "gan",
     }
-    return frozenset(model | SITE_BLOCKS | {"optimizer_" + name for name in OPTIMIZERS})
+    return frozenset(model | SITE_BLOCKS | PROGRAM_BLOCKS | {"optimizer_" + name for name in OPTIMIZERS})
 
 
 # Every block name the grammar can produce (the self-test checks the CI seed produces them all).

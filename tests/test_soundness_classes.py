@@ -50,6 +50,7 @@ CASES: Dict[str, str] = {
     "list_filled_by_a_function_elsewhere": "`terms`",
     "positional_trainable_false": "trainable",
     "non_trainable_added_to_collection": "collection by hand",
+    "variable_list_appended_to": "changed in place",
     "gradient_override_map": "overrides gradients",
     "reference_variables": "reference variables",
     "pair_lists_read_after_the_apply": EQUIVALENT,

@@ -99,6 +99,11 @@ class GatesMixin:
             raise Reject(gate)
         if var_list is None or (isinstance(var_list, cst.Name) and var_list.value == "None"):
             return self.facts.spelling.v1_name("trainable_variables()")
+        mutated = self._list_changed(var_list) if isinstance(var_list, cst.Name) else None
+        if mutated is not None:
+            raise Reject(f"the variable list `{var_list.value}` is changed in place ({self.facts.where(mutated, 40)}), "
+                         f"so it may hold variables that are not trainable: {what} differentiates any variable, a "
+                         f"`tf.GradientTape` only watches trainable ones {MANUAL}", mutated)
         if not self.trainable(var_list):
             raise Reject(f"cannot show that every variable in `{self.facts.code(var_list, 60)}` is trainable: "
                          f"{what} differentiates any variable, a `tf.GradientTape` only watches trainable ones "
@@ -138,8 +143,52 @@ class GatesMixin:
             # every binding a plain assignment of trainable variables (one per notebook section,
             # say): whichever reaches this use, the variables are trainable
             values = [self.facts.assigned_value(a) for a in self.facts.assignments(expr)]
+            if self._list_changed(expr) is not None:
+                return False  # `tvars.append(v)`: what the list holds is no longer what it was built from
             return bool(values) and all(v is not None and self.trainable(v, depth + 1) for v in values)
         return False
+
+    def _list_changed(self, name: cst.Name) -> Optional[cst.CSTNode]:
+        """Where the list bound to ``name`` may change in place (``name.append(v)``, ``name[i] = v``,
+        ``del name[i]``), or escape to code that may change it (an alias ``a = name``, an argument of
+        a function that is neither TF's nor a pure builtin); None if nowhere."""
+        from libcst.metadata import BuiltinAssignment
+
+        from codemods.tape.kinds import MUTATING_METHODS, PURE_BUILTINS
+
+        own = {id(a) for a in self.facts.assignments(name)}
+        facts = self.facts
+
+        class Uses(cst.CSTVisitor):
+            found: Optional[cst.CSTNode] = None
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if self.found is not None or node.value != name.value:
+                    return
+                if {id(a) for a in facts.assignments(node)} != own:
+                    return  # another binding of the spelling
+                parent = facts.parent(node)
+                grand = facts.parent(parent) if parent is not None else None
+                if isinstance(parent, cst.Attribute) and parent.value is node:
+                    if parent.attr.value in MUTATING_METHODS or parent.attr.value.startswith("__"):
+                        self.found = grand if isinstance(grand, cst.Call) else parent
+                elif isinstance(parent, cst.Subscript) and parent.value is node:
+                    if isinstance(grand, (cst.AssignTarget, cst.Del)) or (
+                            isinstance(grand, cst.AugAssign) and grand.target is parent):
+                        self.found = grand
+                elif isinstance(parent, cst.Assign) and parent.value is node:
+                    self.found = parent  # an alias: changes through it are not followed
+                elif isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+                    func = grand.func
+                    builtin = isinstance(func, cst.Name) and func.value in PURE_BUILTINS and all(
+                        isinstance(a, BuiltinAssignment) for a in facts.assignments(func))
+                    if not (builtin or facts.tf_names(func) or (isinstance(func, cst.Attribute) and func.attr.value
+                                                               in ("apply_gradients", "minimize", "compute_gradients"))):
+                        self.found = grand
+
+        uses = Uses()
+        facts.module.visit(uses)
+        return uses.found
 
     def _trainable_variable(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):

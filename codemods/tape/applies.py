@@ -147,6 +147,7 @@ class _Trace:
         self.gradient_calls: List[cst.Call] = []
         self.eager: List[cst.Call] = []
         self.params: List[str] = []
+        self.placeholders: List[cst.Call] = []
         gradients = _gradient_argument(apply)
         self.expression = facts.code(gradients, 40)
         bindings = _Bindings(facts, self.scope)
@@ -187,6 +188,8 @@ class _Trace:
                 self.gradient_calls.append(call)
             elif self._eager(func):
                 self.eager.append(call)
+            elif isinstance(func, (cst.Name, cst.Attribute)) and "tf.placeholder" in self.facts.tf_names(func):
+                self.placeholders.append(call)
 
     def _eager(self, func: cst.BaseExpression) -> bool:
         names = self.facts.tf_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
@@ -209,6 +212,9 @@ class _Trace:
             call = self.gradient_calls[0]
             return f"they come from {facts.where(call, 50)} through a path the rules do not follow (a loop, " \
                    f"another object or method)"
+        if self.placeholders:
+            return (f"they are fed through {facts.where(self.placeholders[0], 50)} (computed outside this "
+                    f"graph, e.g. accumulated over episodes, and fed in)")
         if self.params:
             names = ", ".join(f"`{name}`" for name in self.params[:3])
             function = self.scope.name.value if isinstance(self.scope, cst.FunctionDef) else "the function"

@@ -34,6 +34,14 @@ _UNCARRIED_WHY = {
 }
 
 
+# Python 2/3 compatibility modules whose names are the builtins (`from six.moves import zip`).
+_BUILTIN_MODULES = ("builtins", "six.moves", "future.builtins", "past.builtins", "__builtin__")
+
+
+def _compat_builtin(qualified, name: str) -> bool:
+    return bool(qualified) and qualified <= {f"{module}.{name}" for module in _BUILTIN_MODULES}
+
+
 class GatesMixin:
     """The shared gates of :class:`~codemods.tape.planner.Planner`."""
 
@@ -180,8 +188,9 @@ class GatesMixin:
                     self.found = parent  # an alias: changes through it are not followed
                 elif isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
                     func = grand.func
-                    builtin = isinstance(func, cst.Name) and func.value in PURE_BUILTINS and all(
-                        isinstance(a, BuiltinAssignment) for a in facts.assignments(func))
+                    builtin = isinstance(func, cst.Name) and func.value in PURE_BUILTINS and (
+                        all(isinstance(a, BuiltinAssignment) for a in facts.assignments(func))
+                        or _compat_builtin(facts.qualified(func), func.value))
                     if not (builtin or facts.tf_names(func) or (isinstance(func, cst.Attribute) and func.attr.value
                                                                in ("apply_gradients", "minimize", "compute_gradients"))):
                         self.found = grand

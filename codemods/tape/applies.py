@@ -37,6 +37,7 @@ from codemods._analysis import dotted_name
 from codemods._names import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
 from codemods.tape.facts import EAGER_SWITCHES, MANUAL
 from codemods.tape.sites import Decline
+from codemods.tape.syntax import _subtargets
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
@@ -319,7 +320,7 @@ class _Bindings(cst.CSTVisitor):
         return not self._nested(node)
 
     def _bind(self, target: cst.BaseExpression, value: cst.CSTNode) -> None:
-        for sub in _flatten(target):
+        for sub in _subtargets(target):
             name = dotted_name(sub) if isinstance(sub, (cst.Name, cst.Attribute)) else None
             if name is None and isinstance(sub, cst.Subscript):
                 name = dotted_name(sub.value) if isinstance(sub.value, (cst.Name, cst.Attribute)) else None
@@ -347,13 +348,3 @@ class _Bindings(cst.CSTVisitor):
             if name:
                 for arg in node.args:
                     self.values.setdefault(name, []).append(arg.value)
-
-
-def _flatten(target: cst.BaseExpression):
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _flatten(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _flatten(target.value)
-    else:
-        yield target

@@ -143,6 +143,9 @@ CONTEXTS: FrozenSet[str] = frozenset({
 GRADIENTS: FrozenSet[str] = frozenset({
     "tf.gradients", "tf.hessians", "tf.GradientTape", "tf.test.compute_gradient",
 })
+# Methods of a TF optimizer that compute or apply gradients: ``tf.train.AdamOptimizer(lr).minimize``
+# is named ``tf.train.AdamOptimizer.minimize`` (a method through its class).
+OPTIMIZER_GRADIENT_METHODS: FrozenSet[str] = frozenset({"minimize", "compute_gradients", "apply_gradients"})
 
 # Lowercase functions in these namespaces own variables (or are unknown contrib code).
 LAYER_PREFIXES = ("tf.layers.", "tf.contrib.", "tf.metrics.", "tf.feature_column.", "tf.estimator.",
@@ -168,8 +171,9 @@ OBJECT_FACTORY_NAMES: FrozenSet[str] = frozenset({
 
 def classify(name: str) -> Api:
     """The :class:`Api` kind of the canonical TF name ``name`` (``tf.X``)."""
-    last = name.rsplit(".", 1)[-1]
-    if name in GRADIENTS:
+    parts = name.rsplit(".", 2)
+    last = parts[-1]
+    if name in GRADIENTS or (last in OPTIMIZER_GRADIENT_METHODS and len(parts) == 3 and parts[1][:1].isupper()):
         return Api.GRADIENT
     if name in HAZARDS or name.startswith(HAZARD_PREFIXES):
         return Api.HAZARD

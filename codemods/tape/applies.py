@@ -37,7 +37,7 @@ from codemods._analysis import dotted_name
 from codemods._names import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
 from codemods.tape.facts import EAGER_SWITCHES, MANUAL
 from codemods.tape.sites import Decline
-from codemods.tape.syntax import _subtargets
+from codemods.tape.syntax import _subtargets, dotted_reads
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
@@ -80,7 +80,7 @@ def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported
 # `tf.compat.v1`), so a module using one is TF1 code.
 _TF1_ONLY = {"tf.gradients", "tf.initialize_all_variables", "tf.variable_scope", "tf.get_collection",
              "tf.trainable_variables", "tf.global_variables", "tf.train.Saver", "tf.summary.FileWriter",
-             "tf.train.get_or_create_global_step", "tf.train.get_global_step", "tf.Variable.initializer",
+             "tf.train.get_or_create_global_step", "tf.train.get_global_step",
              "tf.local_variables_initializer", "tf.assign", "tf.assign_add", "tf.train.Optimizer"}
 _TF1_ONLY_PREFIXES = ("tf.contrib.", "tf.layers.", "tf.losses.")
 
@@ -154,8 +154,8 @@ class _Trace:
         bindings = _Bindings(facts, self.scope)
         if self.klass is not None:
             bindings.add_class(self.klass)
-        direct = set(_reads(gradients))
-        wanted = direct | {n for arg in apply.args for n in _reads(arg.value)
+        direct = dotted_reads(gradients)
+        wanted = direct | {n for arg in apply.args for n in dotted_reads(arg.value)
                            if arg.keyword is None or arg.keyword.value not in ("name", "global_step")}
         for arg in apply.args:
             self._inspect(arg.value)
@@ -168,7 +168,7 @@ class _Trace:
             for name in sorted(new):
                 for value in bindings.values.get(name, ()):
                     self._inspect(value)
-                    wanted |= set(_reads(value))
+                    wanted |= dotted_reads(value)
         params = _params(facts, apply)
         self.params = sorted(name for name in direct if name in params and not bindings.values.get(name))
 
@@ -255,29 +255,6 @@ def _params(facts, node: cst.CSTNode) -> Set[str]:
         if isinstance(anc, cst.FunctionDef):
             break
     return out
-
-
-def _reads(node: cst.CSTNode) -> List[str]:
-    """Dotted names ``node`` reads (``g``, ``self.grads``), without descending into calls' names
-    of functions (``tf.zeros`` is not a variable)."""
-    found = _Reads()
-    node.visit(found)
-    return found.names
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: List[str] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        name = dotted_name(node)
-        if name:
-            self.names.append(name)
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node.value)
 
 
 class _CallsIn(cst.CSTVisitor):

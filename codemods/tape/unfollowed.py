@@ -29,6 +29,7 @@ from codemods._analysis import dotted_name
 from codemods.tape.applies import optimizer_kind, tf1_only_module, unfollowed_applies
 from codemods.tape.facts import MANUAL
 from codemods.tape.sites import Decline
+from codemods.tape.syntax import dotted_reads
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
@@ -195,7 +196,7 @@ def _applied(planner: "Planner", call: cst.Call, applies: List[cst.Call]) -> Opt
         return None
     scope = _scope(facts, call)
     for apply in applies:
-        read = {name for arg in apply.args for name in _dotted_reads(arg.value)}
+        read = {name for arg in apply.args for name in dotted_reads(arg.value)}
         for target in targets & read:
             if target.startswith("self.") and _class(facts, apply) is _class(facts, call) is not None:
                 return apply
@@ -228,12 +229,6 @@ def _flatten(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield target
 
 
-def _dotted_reads(node: cst.CSTNode) -> Set[str]:
-    found = _Dotted()
-    node.visit(found)
-    return found.names
-
-
 def _same_unit(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """``a`` and ``b`` are in the same function, the same class, or both at module level."""
     cls = _class(facts, a)
@@ -254,21 +249,6 @@ def _class(facts, node: cst.CSTNode) -> Optional[cst.ClassDef]:
         if isinstance(anc, cst.ClassDef):
             return anc
     return None
-
-
-class _Dotted(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        name = dotted_name(node)
-        if name:
-            self.names.add(name)
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
 
 
 class _Calls(cst.CSTVisitor):

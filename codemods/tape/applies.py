@@ -38,6 +38,7 @@ from codemods._names import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZE
 from codemods.tape.facts import EAGER_SWITCHES, MANUAL
 from codemods.tape.sites import Decline
 from codemods.tape.syntax import _subtargets, dotted_reads
+from codemods.tape.tfapi import EAGER_GRADIENT_FUNCTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
@@ -47,12 +48,10 @@ _KERAS_PREFIXES = ("tf.keras.", "tf.optimizers.", "keras.", "tf_keras.")
 _STEPS = 8  # how many assignments back a gradient argument is traced
 
 
-def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported: Set[int],
-                       eager_functions: Set[str]) -> List[Decline]:
+def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported: Set[int]) -> List[Decline]:
     """A :class:`Decline` for each call of ``applies`` (``apply_gradients`` calls of receivers that
     are not foreign) that no finding covers (see the module docstring). ``reported`` holds the ids
-    of the gradient calls already planned or declined; ``eager_functions`` the removed
-    ``tf.contrib.eager`` gradient functions."""
+    of the gradient calls already planned or declined."""
     facts = planner.facts
     tf1_module = tf1_only_module(facts.tf_used)
     out: List[Decline] = []
@@ -63,7 +62,7 @@ def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported
         optimizer = optimizer_kind(planner, receiver)
         if optimizer is None or (optimizer == "unknown" and not tf1_module):
             continue
-        trace = _Trace(planner, apply, eager_functions)
+        trace = _Trace(planner, apply)
         if trace.tape or trace.followed(reported):
             continue
         if not facts.graph_mode and not (trace.eager or trace.gradient_calls):
@@ -139,9 +138,8 @@ class _Trace:
     """Where the gradients given to one ``apply_gradients`` call come from, traced back through
     its function (and, for ``self.x``, its class)."""
 
-    def __init__(self, planner: "Planner", apply: cst.Call, eager_functions: Set[str]) -> None:
+    def __init__(self, planner: "Planner", apply: cst.Call) -> None:
         facts = self.facts = planner.facts
-        self.eager_functions = eager_functions
         self.scope = _scope(facts, apply)
         self.klass = facts.class_of(apply)
         self.tape = False
@@ -194,10 +192,10 @@ class _Trace:
 
     def _eager(self, func: cst.BaseExpression) -> bool:
         names = self.facts.tf_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
-        if names & self.eager_functions:
+        if names & EAGER_GRADIENT_FUNCTIONS:
             return True
         last = func.attr.value if isinstance(func, cst.Attribute) else ""
-        return any(name.endswith("." + last) for name in self.eager_functions) and last != ""
+        return bool(last) and any(name.endswith("." + last) for name in EAGER_GRADIENT_FUNCTIONS)
 
     def followed(self, reported: Set[int]) -> bool:
         """The gradients come from a computation a rule planned or declined (reported there)."""

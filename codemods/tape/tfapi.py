@@ -143,6 +143,13 @@ CONTEXTS: FrozenSet[str] = frozenset({
 GRADIENTS: FrozenSet[str] = frozenset({
     "tf.gradients", "tf.hessians", "tf.GradientTape", "tf.test.compute_gradient",
 })
+# The removed ``tf.contrib.eager`` gradient functions (TF 2: a ``tf.GradientTape``).
+EAGER_GRADIENT_FUNCTIONS: FrozenSet[str] = frozenset({
+    "tf.contrib.eager.implicit_gradients",
+    "tf.contrib.eager.implicit_value_and_gradients",
+    "tf.contrib.eager.gradients_function",
+    "tf.contrib.eager.value_and_gradients_function",
+})
 # Methods of a TF optimizer that compute or apply gradients: ``tf.train.AdamOptimizer(lr).minimize``
 # is named ``tf.train.AdamOptimizer.minimize`` (a method through its class).
 OPTIMIZER_GRADIENT_METHODS: FrozenSet[str] = frozenset({"minimize", "compute_gradients", "apply_gradients"})

@@ -29,17 +29,12 @@ from codemods._analysis import dotted_name
 from codemods.tape.applies import optimizer_kind, tf1_only_module, unfollowed_applies
 from codemods.tape.facts import MANUAL
 from codemods.tape.sites import Decline
+from codemods.tape.tfapi import EAGER_GRADIENT_FUNCTIONS
 from codemods.tape.syntax import dotted_reads
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
 
-EAGER_GRADIENT_FUNCTIONS = {
-    "tf.contrib.eager.implicit_gradients",
-    "tf.contrib.eager.implicit_value_and_gradients",
-    "tf.contrib.eager.gradients_function",
-    "tf.contrib.eager.value_and_gradients_function",
-}
 # What an eager gradient function becomes (the TF 2 idiom the report points to).
 _TAPE_HINT = ("compute the loss inside `with tf.GradientTape() as tape:` and take "
               "`tape.gradient(loss, variables)`")
@@ -76,7 +71,7 @@ def unfollowed(planner: "Planner") -> List[Decline]:
     out.extend(_unapplied_computes(planner, calls, applies, covered))
     # apply_gradients of gradients no rule starts from (codemods/tape/applies.py)
     reported = covered | {id(d.node) for d in out}
-    out.extend(unfollowed_applies(planner, applies, reported, EAGER_GRADIENT_FUNCTIONS))
+    out.extend(unfollowed_applies(planner, applies, reported))
     return out
 
 

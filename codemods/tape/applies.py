@@ -37,7 +37,8 @@ from codemods._analysis import dotted_name
 from codemods._names import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
 from codemods.tape.facts import EAGER_SWITCHES, MANUAL
 from codemods.tape.sites import Decline
-from codemods.tape.syntax import _subtargets
+from codemods.tape.syntax import _subtargets, dotted_reads
+from codemods.tape.tfapi import EAGER_GRADIENT_FUNCTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
@@ -47,12 +48,10 @@ _KERAS_PREFIXES = ("tf.keras.", "tf.optimizers.", "keras.", "tf_keras.")
 _STEPS = 8  # how many assignments back a gradient argument is traced
 
 
-def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported: Set[int],
-                       eager_functions: Set[str]) -> List[Decline]:
+def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported: Set[int]) -> List[Decline]:
     """A :class:`Decline` for each call of ``applies`` (``apply_gradients`` calls of receivers that
     are not foreign) that no finding covers (see the module docstring). ``reported`` holds the ids
-    of the gradient calls already planned or declined; ``eager_functions`` the removed
-    ``tf.contrib.eager`` gradient functions."""
+    of the gradient calls already planned or declined."""
     facts = planner.facts
     tf1_module = tf1_only_module(facts.tf_used)
     out: List[Decline] = []
@@ -63,7 +62,7 @@ def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported
         optimizer = optimizer_kind(planner, receiver)
         if optimizer is None or (optimizer == "unknown" and not tf1_module):
             continue
-        trace = _Trace(planner, apply, eager_functions)
+        trace = _Trace(planner, apply)
         if trace.tape or trace.followed(reported):
             continue
         if not facts.graph_mode and not (trace.eager or trace.gradient_calls):
@@ -80,7 +79,7 @@ def unfollowed_applies(planner: "Planner", applies: Iterable[cst.Call], reported
 # `tf.compat.v1`), so a module using one is TF1 code.
 _TF1_ONLY = {"tf.gradients", "tf.initialize_all_variables", "tf.variable_scope", "tf.get_collection",
              "tf.trainable_variables", "tf.global_variables", "tf.train.Saver", "tf.summary.FileWriter",
-             "tf.train.get_or_create_global_step", "tf.train.get_global_step", "tf.Variable.initializer",
+             "tf.train.get_or_create_global_step", "tf.train.get_global_step",
              "tf.local_variables_initializer", "tf.assign", "tf.assign_add", "tf.train.Optimizer"}
 _TF1_ONLY_PREFIXES = ("tf.contrib.", "tf.layers.", "tf.losses.")
 
@@ -139,9 +138,8 @@ class _Trace:
     """Where the gradients given to one ``apply_gradients`` call come from, traced back through
     its function (and, for ``self.x``, its class)."""
 
-    def __init__(self, planner: "Planner", apply: cst.Call, eager_functions: Set[str]) -> None:
+    def __init__(self, planner: "Planner", apply: cst.Call) -> None:
         facts = self.facts = planner.facts
-        self.eager_functions = eager_functions
         self.scope = _scope(facts, apply)
         self.klass = facts.class_of(apply)
         self.tape = False
@@ -154,8 +152,8 @@ class _Trace:
         bindings = _Bindings(facts, self.scope)
         if self.klass is not None:
             bindings.add_class(self.klass)
-        direct = set(_reads(gradients))
-        wanted = direct | {n for arg in apply.args for n in _reads(arg.value)
+        direct = dotted_reads(gradients)
+        wanted = direct | {n for arg in apply.args for n in dotted_reads(arg.value)
                            if arg.keyword is None or arg.keyword.value not in ("name", "global_step")}
         for arg in apply.args:
             self._inspect(arg.value)
@@ -168,7 +166,7 @@ class _Trace:
             for name in sorted(new):
                 for value in bindings.values.get(name, ()):
                     self._inspect(value)
-                    wanted |= set(_reads(value))
+                    wanted |= dotted_reads(value)
         params = _params(facts, apply)
         self.params = sorted(name for name in direct if name in params and not bindings.values.get(name))
 
@@ -194,10 +192,10 @@ class _Trace:
 
     def _eager(self, func: cst.BaseExpression) -> bool:
         names = self.facts.tf_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
-        if names & self.eager_functions:
+        if names & EAGER_GRADIENT_FUNCTIONS:
             return True
         last = func.attr.value if isinstance(func, cst.Attribute) else ""
-        return any(name.endswith("." + last) for name in self.eager_functions) and last != ""
+        return bool(last) and any(name.endswith("." + last) for name in EAGER_GRADIENT_FUNCTIONS)
 
     def followed(self, reported: Set[int]) -> bool:
         """The gradients come from a computation a rule planned or declined (reported there)."""
@@ -255,29 +253,6 @@ def _params(facts, node: cst.CSTNode) -> Set[str]:
         if isinstance(anc, cst.FunctionDef):
             break
     return out
-
-
-def _reads(node: cst.CSTNode) -> List[str]:
-    """Dotted names ``node`` reads (``g``, ``self.grads``), without descending into calls' names
-    of functions (``tf.zeros`` is not a variable)."""
-    found = _Reads()
-    node.visit(found)
-    return found.names
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: List[str] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        name = dotted_name(node)
-        if name:
-            self.names.append(name)
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node.value)
 
 
 class _CallsIn(cst.CSTVisitor):

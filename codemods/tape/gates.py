@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import Assignment
+from libcst.metadata import Assignment, BuiltinAssignment
 
 from codemods._analysis import call_args
 from codemods.tape.facts import MANUAL, ModuleFacts
+from codemods.tape.kinds import MUTATING_METHODS, PURE_BUILTINS
 from codemods.tape.sites import Reject
+from codemods.tape.tfapi import OPTIMIZER_GRADIENT_METHODS
 
 TRAINABLE_LIST_CALLS = {"tf.trainable_variables"}
 VARIABLE_CONSTRUCTORS = {"tf.Variable": 1, "tf.get_variable": 5}  # positional index of `trainable`
@@ -40,6 +42,51 @@ _BUILTIN_MODULES = ("builtins", "six.moves", "future.builtins", "past.builtins",
 
 def _compat_builtin(qualified, name: str) -> bool:
     return bool(qualified) and qualified <= {f"{module}.{name}" for module in _BUILTIN_MODULES}
+
+
+class _ListChanges(cst.CSTVisitor):
+    """The first place the list bound to one name may change in place (``name.append(v)``,
+    ``name[i] = v``, ``del name[i]``) or escape to code that may change it (an alias ``a = name``,
+    an argument of a function that is neither TF's nor a pure builtin). Narrower than
+    :meth:`~codemods.tape.mutations.MutationsMixin.container_mutated`, which also follows aliases
+    through ``zip``/``list`` and calls such as ``apply_gradients``: a variable list is only read
+    there, and counting those would decline every ``zip(grads, tvars)``."""
+
+    def __init__(self, facts: ModuleFacts, name: cst.Name) -> None:
+        self.facts = facts
+        self.name = name.value
+        self.own = {id(a) for a in facts.assignments(name)}
+        self.found: Optional[cst.CSTNode] = None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        facts = self.facts
+        if self.found is not None or node.value != self.name:
+            return
+        if {id(a) for a in facts.assignments(node)} != self.own:
+            return  # another binding of the spelling
+        parent = facts.parent(node)
+        grand = facts.parent(parent) if parent is not None else None
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value in MUTATING_METHODS or parent.attr.value.startswith("__"):
+                self.found = grand if isinstance(grand, cst.Call) else parent
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            if isinstance(grand, (cst.AssignTarget, cst.Del)) or (
+                    isinstance(grand, cst.AugAssign) and grand.target is parent):
+                self.found = grand
+        elif isinstance(parent, cst.Assign) and parent.value is node:
+            self.found = parent  # an alias: changes through it are not followed
+        elif isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and not self._reads_only(grand.func):
+            self.found = grand
+
+    def _reads_only(self, func: cst.BaseExpression) -> bool:
+        """A pure builtin (also through ``six.moves``), a TF function, or an optimizer's gradient method."""
+        facts = self.facts
+        if isinstance(func, cst.Name) and func.value in PURE_BUILTINS and (
+                all(isinstance(a, BuiltinAssignment) for a in facts.assignments(func))
+                or _compat_builtin(facts.qualified(func), func.value)):
+            return True
+        return bool(facts.tf_names(func)) or (
+            isinstance(func, cst.Attribute) and func.attr.value in OPTIMIZER_GRADIENT_METHODS)
 
 
 class GatesMixin:
@@ -157,47 +204,10 @@ class GatesMixin:
         return False
 
     def _list_changed(self, name: cst.Name) -> Optional[cst.CSTNode]:
-        """Where the list bound to ``name`` may change in place (``name.append(v)``, ``name[i] = v``,
-        ``del name[i]``), or escape to code that may change it (an alias ``a = name``, an argument of
-        a function that is neither TF's nor a pure builtin); None if nowhere."""
-        from libcst.metadata import BuiltinAssignment
-
-        from codemods.tape.kinds import MUTATING_METHODS, PURE_BUILTINS
-
-        own = {id(a) for a in self.facts.assignments(name)}
-        facts = self.facts
-
-        class Uses(cst.CSTVisitor):
-            found: Optional[cst.CSTNode] = None
-
-            def visit_Name(self, node: cst.Name) -> None:
-                if self.found is not None or node.value != name.value:
-                    return
-                if {id(a) for a in facts.assignments(node)} != own:
-                    return  # another binding of the spelling
-                parent = facts.parent(node)
-                grand = facts.parent(parent) if parent is not None else None
-                if isinstance(parent, cst.Attribute) and parent.value is node:
-                    if parent.attr.value in MUTATING_METHODS or parent.attr.value.startswith("__"):
-                        self.found = grand if isinstance(grand, cst.Call) else parent
-                elif isinstance(parent, cst.Subscript) and parent.value is node:
-                    if isinstance(grand, (cst.AssignTarget, cst.Del)) or (
-                            isinstance(grand, cst.AugAssign) and grand.target is parent):
-                        self.found = grand
-                elif isinstance(parent, cst.Assign) and parent.value is node:
-                    self.found = parent  # an alias: changes through it are not followed
-                elif isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
-                    func = grand.func
-                    builtin = isinstance(func, cst.Name) and func.value in PURE_BUILTINS and (
-                        all(isinstance(a, BuiltinAssignment) for a in facts.assignments(func))
-                        or _compat_builtin(facts.qualified(func), func.value))
-                    if not (builtin or facts.tf_names(func) or (isinstance(func, cst.Attribute) and func.attr.value
-                                                               in ("apply_gradients", "minimize", "compute_gradients"))):
-                        self.found = grand
-
-        uses = Uses()
-        facts.module.visit(uses)
-        return uses.found
+        """Where the list bound to ``name`` may change in place, or None (see :class:`_ListChanges`)."""
+        changes = _ListChanges(self.facts, name)
+        self.facts.module.visit(changes)
+        return changes.found
 
     def _trainable_variable(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Set
 
 import libcst as cst
 from libcst.metadata.scope_provider import (
@@ -11,6 +11,8 @@ from libcst.metadata.scope_provider import (
     FunctionScope,
     GlobalScope,
 )
+
+from codemods._analysis import dotted_name
 
 
 def _subtargets(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
@@ -31,6 +33,29 @@ def _root_name(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Call):
         return None
     return None
+
+
+def dotted_reads(node: cst.CSTNode) -> Set[str]:
+    """Dotted names ``node`` reads (``g``, ``self.grads``, ``tf.zeros``): each attribute chain once,
+    whole."""
+    found = _DottedReads()
+    node.visit(found)
+    return found.names
+
+
+class _DottedReads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        name = dotted_name(node)
+        if name:
+            self.names.add(name)
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def _walk_nodes(node: cst.CSTNode):

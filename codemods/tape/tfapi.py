@@ -143,6 +143,16 @@ CONTEXTS: FrozenSet[str] = frozenset({
 GRADIENTS: FrozenSet[str] = frozenset({
     "tf.gradients", "tf.hessians", "tf.GradientTape", "tf.test.compute_gradient",
 })
+# The removed ``tf.contrib.eager`` gradient functions (TF 2: a ``tf.GradientTape``).
+EAGER_GRADIENT_FUNCTIONS: FrozenSet[str] = frozenset({
+    "tf.contrib.eager.implicit_gradients",
+    "tf.contrib.eager.implicit_value_and_gradients",
+    "tf.contrib.eager.gradients_function",
+    "tf.contrib.eager.value_and_gradients_function",
+})
+# Methods of a TF optimizer that compute or apply gradients: ``tf.train.AdamOptimizer(lr).minimize``
+# is named ``tf.train.AdamOptimizer.minimize`` (a method through its class).
+OPTIMIZER_GRADIENT_METHODS: FrozenSet[str] = frozenset({"minimize", "compute_gradients", "apply_gradients"})
 
 # Lowercase functions in these namespaces own variables (or are unknown contrib code).
 LAYER_PREFIXES = ("tf.layers.", "tf.contrib.", "tf.metrics.", "tf.feature_column.", "tf.estimator.",
@@ -168,8 +178,9 @@ OBJECT_FACTORY_NAMES: FrozenSet[str] = frozenset({
 
 def classify(name: str) -> Api:
     """The :class:`Api` kind of the canonical TF name ``name`` (``tf.X``)."""
-    last = name.rsplit(".", 1)[-1]
-    if name in GRADIENTS:
+    parts = name.rsplit(".", 2)
+    last = parts[-1]
+    if name in GRADIENTS or (last in OPTIMIZER_GRADIENT_METHODS and len(parts) == 3 and parts[1][:1].isupper()):
         return Api.GRADIENT
     if name in HAZARDS or name.startswith(HAZARD_PREFIXES):
         return Api.HAZARD

@@ -6,14 +6,17 @@ object's attributes, another method or another file is not a look-alike (a norm 
 gradient penalty) but a training site they cannot follow. Silence there would let ``check`` (and
 the pre-commit hook) pass TF1 training code, so :func:`unfollowed` reports what it can show:
 
-* a ``compute_gradients`` call of a TF optimizer, with no plan or decline, where the same function
-  (or, in a method, the same class) also calls ``apply_gradients`` (without one there, the
-  gradients are only measured, or applied in another file: left alone);
+* a ``compute_gradients`` call of a TF optimizer, with no plan or decline: where the same
+  function (or, in a method, the same class) also calls ``apply_gradients``, as a flow the rules
+  do not follow; otherwise (returned, stored, only measured) as a TF1 optimizer method whose
+  gradients are not applied here, when the optimizer is a TF1 one or the module is TF1 code;
 * a ``tf.gradients`` call, with no plan or decline, whose result is read by an
   ``apply_gradients`` call of the same function (a name) or the same class (``self.x``);
 * ``tf.contrib.eager`` gradient functions (``implicit_gradients`` and friends), removed in TF 2;
 * ``opt.minimize`` / ``opt.compute_gradients`` of a TF optimizer used as a value (``step =
   opt.minimize``, ``functools.partial(opt.minimize, ...)``): its calls are out of sight.
+* an ``apply_gradients`` of a TF1 optimizer whose gradients no rule starts from
+  (:mod:`codemods.tape.applies`).
 
 Each is a :class:`~codemods.tape.sites.Decline` saying what was not followed; nothing is
 rewritten here, so nothing here can change training.
@@ -29,16 +32,13 @@ from codemods._analysis import dotted_name
 from codemods.tape.applies import optimizer_kind, tf1_only_module, unfollowed_applies
 from codemods.tape.facts import MANUAL
 from codemods.tape.sites import Decline
+from codemods.tape.tfapi import EAGER_GRADIENT_FUNCTIONS
+from codemods.tape.syntax import dotted_reads
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.tape.planner import Planner
 
-EAGER_GRADIENT_FUNCTIONS = {
-    "tf.contrib.eager.implicit_gradients",
-    "tf.contrib.eager.implicit_value_and_gradients",
-    "tf.contrib.eager.gradients_function",
-    "tf.contrib.eager.value_and_gradients_function",
-}
+_ELSEWHERE = "statements in another block, function or object"
 # What an eager gradient function becomes (the TF 2 idiom the report points to).
 _TAPE_HINT = ("compute the loss inside `with tf.GradientTape() as tape:` and take "
               "`tape.gradient(loss, variables)`")
@@ -70,31 +70,42 @@ def unfollowed(planner: "Planner") -> List[Decline]:
         out.append(Decline("minimize", ref, (
             f"`{facts.code(ref, 40)}` is used as a value, not called here; the TF 2 rules rewrite only direct "
             f"calls, so wherever it is called the training site needs a hand-written `tf.GradientTape` {MANUAL}")))
-    if applies:
-        out.extend(_unfollowed_flows(planner, calls, applies, covered))
-    out.extend(_unapplied_computes(planner, calls, applies, covered))
+    out.extend(_unfollowed_flows(planner, calls, applies, covered))
     # apply_gradients of gradients no rule starts from (codemods/tape/applies.py)
     reported = covered | {id(d.node) for d in out}
-    out.extend(unfollowed_applies(planner, applies, reported, EAGER_GRADIENT_FUNCTIONS))
+    out.extend(unfollowed_applies(planner, applies, reported))
     return out
 
 
 def _unfollowed_flows(planner: "Planner", calls: "_Calls", applies: List[cst.Call],
                       covered: Set[int]) -> List[Decline]:
-    """``compute_gradients`` / ``tf.gradients`` flows that reach an ``apply_gradients`` by a path
-    the rules do not follow."""
+    """``compute_gradients`` / ``tf.gradients`` calls no rule planned or declined: flows that reach
+    an ``apply_gradients`` by a path the rules do not follow, and (``compute_gradients`` of a TF1
+    optimizer) gradients not applied in their function or class at all -- returned, stored,
+    applied in another file or only measured; still a TF1-only method (a tape computes them in
+    TF 2), so reported, never silent."""
     facts = planner.facts
+    tf1_module = tf1_only_module(facts.tf_used)
     out: List[Decline] = []
     for call in calls.computes:
         if id(call) in covered or _foreign(planner, call):
             continue
-        if not any(_same_unit(facts, call, apply) for apply in applies):
-            continue  # reported by _unapplied_computes
+        if any(_same_unit(facts, call, apply) for apply in applies):
+            out.append(Decline("compute_apply", call, (
+                f"the gradients of `{facts.code(call.func, 40)}` are not followed to an `apply_gradients` in "
+                f"the same block (they go through {_through(planner, call) or _ELSEWHERE}); the TF 2 rules "
+                f"rewrite only `compute_gradients` -> clip -> `apply_gradients` within one block, so this "
+                f"training site needs a hand-written `tf.GradientTape` {MANUAL}")))
+            continue
+        kind = optimizer_kind(planner, call.func.value)  # type: ignore[attr-defined]
+        if kind is None or (kind == "unknown" and not tf1_module):
+            continue
         out.append(Decline("compute_apply", call, (
-            f"the gradients of `{facts.code(call.func, 40)}` are not followed to an `apply_gradients` in the "
-            f"same block (they go through {_through(planner, call)}); the TF 2 rules rewrite only "
-            f"`compute_gradients` -> clip -> `apply_gradients` within one block, so this training site "
-            f"needs a hand-written `tf.GradientTape` {MANUAL}")))
+            f"the gradients of `{facts.code(call.func, 40)}` are not applied in this function or class "
+            f"({_unapplied_through(planner, call)}); `compute_gradients` is a TF1 optimizer method, and the "
+            f"TF 2 rules rewrite it only when `apply_gradients` follows in the same block. In TF 2, compute "
+            f"them with `tf.GradientTape` (`tape.gradient(loss, variables)`) where the loss is computed, or "
+            f"keep the `tf.compat.v1` optimizer as it is {MANUAL}")))
     for call in calls.gradients:
         if id(call) in covered or "tf.gradients" not in facts.tf_names(call.func):
             continue
@@ -108,35 +119,10 @@ def _unfollowed_flows(planner: "Planner", calls: "_Calls", applies: List[cst.Cal
     return out
 
 
-def _unapplied_computes(planner: "Planner", calls: "_Calls", applies: List[cst.Call],
-                        covered: Set[int]) -> List[Decline]:
-    """``compute_gradients`` of a TF1 optimizer with no ``apply_gradients`` in its function or
-    class: the gradients are returned, stored, applied in another file or only measured. Still a
-    TF1-only method (a tape computes them in TF 2), so reported, never silent."""
-    facts = planner.facts
-    tf1_module = tf1_only_module(facts.tf_used)
-    out: List[Decline] = []
-    for call in calls.computes:
-        if id(call) in covered or _foreign(planner, call):
-            continue
-        if any(_same_unit(facts, call, apply) for apply in applies):
-            continue  # _unfollowed_flows' business
-        kind = optimizer_kind(planner, call.func.value)  # type: ignore[attr-defined]
-        if kind is None or (kind == "unknown" and not tf1_module):
-            continue
-        out.append(Decline("compute_apply", call, (
-            f"the gradients of `{facts.code(call.func, 40)}` are not applied in this function or class "
-            f"({_unapplied_through(planner, call)}); `compute_gradients` is a TF1 optimizer method, and the "
-            f"TF 2 rules rewrite it only when `apply_gradients` follows in the same block. In TF 2, compute "
-            f"them with `tf.GradientTape` (`tape.gradient(loss, variables)`) where the loss is computed, or "
-            f"keep the `tf.compat.v1` optimizer as it is {MANUAL}")))
-    return out
-
-
 def _unapplied_through(planner: "Planner", call: cst.Call) -> str:
     """Where the unapplied result of ``call`` goes, in words."""
     through = _through(planner, call)
-    if through.startswith("statements in another block"):
+    if through is None:
         return "they are only read in this function: measured, or passed on to other code"
     return f"they go through {through}"
 
@@ -167,8 +153,9 @@ def _foreign_receiver(planner: "Planner", receiver: cst.BaseExpression) -> bool:
     return info.kind in ("foreign", "shim") or (info.kind == "unknown" and "not defined in this file" in info.what)
 
 
-def _through(planner: "Planner", call: cst.Call) -> str:
-    """Where the result of ``call`` goes, in words, for the report."""
+def _through(planner: "Planner", call: cst.Call) -> Optional[str]:
+    """Where the result of ``call`` goes, in words, for the report; None when it only stays in
+    names of its block."""
     facts = planner.facts
     for node in facts.ancestors(call):
         if isinstance(node, cst.For):
@@ -183,7 +170,7 @@ def _through(planner: "Planner", call: cst.Call) -> str:
                 return f"`{facts.code(targets[0], 40)}`, an attribute or item"
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             break
-    return "statements in another block, function or object"
+    return None
 
 
 def _applied(planner: "Planner", call: cst.Call, applies: List[cst.Call]) -> Optional[cst.Call]:
@@ -195,7 +182,7 @@ def _applied(planner: "Planner", call: cst.Call, applies: List[cst.Call]) -> Opt
         return None
     scope = _scope(facts, call)
     for apply in applies:
-        read = {name for arg in apply.args for name in _dotted_reads(arg.value)}
+        read = {name for arg in apply.args for name in dotted_reads(arg.value)}
         for target in targets & read:
             if target.startswith("self.") and _class(facts, apply) is _class(facts, call) is not None:
                 return apply
@@ -228,12 +215,6 @@ def _flatten(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield target
 
 
-def _dotted_reads(node: cst.CSTNode) -> Set[str]:
-    found = _Dotted()
-    node.visit(found)
-    return found.names
-
-
 def _same_unit(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """``a`` and ``b`` are in the same function, the same class, or both at module level."""
     cls = _class(facts, a)
@@ -254,21 +235,6 @@ def _class(facts, node: cst.CSTNode) -> Optional[cst.ClassDef]:
         if isinstance(anc, cst.ClassDef):
             return anc
     return None
-
-
-class _Dotted(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        name = dotted_name(node)
-        if name:
-            self.names.add(name)
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
 
 
 class _Calls(cst.CSTVisitor):

@@ -214,10 +214,6 @@ class _StatementWalker:
     def _Call(self, call: cst.Call) -> None:
         what = self.a.callee(call.func)
         kind = what[0]
-        if kind != "method" and isinstance(call.func, cst.Attribute) and call.func.attr.value in (
-                "minimize", "compute_gradients", "apply_gradients"):
-            # `tf.train.AdamOptimizer(lr).minimize(loss)`: named after TF, a gradient computation all the same
-            self.e.gradients.append(call)
         # arguments (and the callee expression) are evaluated first
         if kind == "method":
             self._node(what[1])

@@ -146,6 +146,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     from libcst.metadata import MetadataWrapper
 
     from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
+    from codemods._fastvisit import fast_visits
     from codemods._metadata import needs_parents, prefill_parents
     from codemods._splice import SpliceConflict, splice
 
@@ -185,7 +186,8 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
             add_clip_norm=options.add_clip_norm,
             apply_fixes=options.apply_fixes,
         )
-        new_module = command.transform_module(module)
+        with fast_visits():  # read-only traversals skip libcst's rebuilding (same callbacks)
+            new_module = command.transform_module(module)
         found.append((list(context.scratch.get(DIAGNOSTICS_KEY, [])), len(versions) - 1))
         if new_module is module:
             continue  # the rule returned the tree it was given: nothing changed

@@ -1,0 +1,146 @@
+"""libcst traversals without rebuilding the tree, for visitors (read-only passes).
+
+libcst visits a node by calling its ``_visit_and_replace_children``, which visits each child
+field in a fixed order and then *constructs a new node* from the results, even for a
+``CSTVisitor`` that never changes anything (libcst's own comment: "TODO: provide traversal
+where children are not replaced"). On training code, read-only passes (metadata providers:
+scopes, qualified names, expression contexts; the analysis' own visitors and ``children``
+walks) are most of a file's analysis time, and most of that is the rebuilding.
+
+:func:`fast_visits` makes, for its duration, ``CSTNode.visit`` with a ``CSTVisitor`` and
+``CSTNode.children`` skip the rebuilding. They make exactly the calls libcst makes, in the
+same order: ``on_visit(node)``, then for each child field ``on_visit_attribute(node, name)``,
+the children's visits, ``on_leave_attribute(node, name)``, and ``on_leave(node)``; the field
+order of each node class is recorded from libcst itself (one run of its own
+``_visit_and_replace_children`` with a recorder, the first time a class is seen).
+Transformers are untouched (they rebuild by design). Classes whose field visits depend on
+the values (f-string expressions visit ``format_spec`` only when present) keep libcst's
+code. ``tests/test_fastvisit.py`` compares the full callback traces and ``children`` of both
+paths on every fixture.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+__all__ = ["fast_visits"]
+
+# Classes whose ``_visit_and_replace_children`` visits a field only for some values.
+_VALUE_DEPENDENT = frozenset({"FormattedStringExpression", "TemplatedStringExpression"})
+
+_ORDER: Dict[type, Optional[Tuple[str, ...]]] = {}
+_ORIGINAL_VISIT = cst.CSTNode.visit
+_ORIGINAL_CHILDREN = cst.CSTNode.children
+_NODE = cst.CSTNode
+_VISITOR = cst.CSTVisitor
+_SENTINEL = cst.MaybeSentinel
+
+
+class _Recorder(cst.CSTVisitor):
+    """Records the field names libcst visits on ``root``, without descending."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root
+        self.names: List[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if node is self.root:
+            self.names.append(attribute)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+def _order(node: cst.CSTNode) -> Optional[Tuple[str, ...]]:
+    kind = type(node)
+    try:
+        return _ORDER[kind]
+    except KeyError:
+        pass
+    order: Optional[Tuple[str, ...]] = None
+    if kind.__name__ not in _VALUE_DEPENDENT and kind.__module__.startswith("libcst."):
+        recorder = _Recorder(node)
+        node._visit_and_replace_children(recorder)
+        order = tuple(recorder.names)
+    _ORDER[kind] = order
+    return order
+
+
+# Per visitor class: whether it is a read-only ``CSTVisitor`` (``isinstance`` against libcst's
+# ABCs is slow enough to matter once per node).
+_READ_ONLY: Dict[type, bool] = {}
+
+
+def _visit(self: cst.CSTNode, visitor: Any) -> Any:
+    kind = type(visitor)
+    read_only = _READ_ONLY.get(kind)
+    if read_only is None:
+        read_only = _READ_ONLY[kind] = issubclass(kind, _VISITOR)
+    if not read_only:
+        return _ORIGINAL_VISIT(self, visitor)
+    _walk(self, visitor)
+    return self
+
+
+def _walk(node: cst.CSTNode, visitor: Any) -> None:
+    if visitor.on_visit(node):
+        order = _ORDER.get(type(node)) or _order(node)
+        if order is None:
+            node._visit_and_replace_children(visitor)  # libcst's own (children go through _visit)
+        else:
+            enter, leave = visitor.on_visit_attribute, visitor.on_leave_attribute
+            for name in order:
+                enter(node, name)
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    for child in value:
+                        _walk(child, visitor)
+                elif value is not None and kind is not _SENTINEL:
+                    _walk(value, visitor)
+                leave(node, name)
+    visitor.on_leave(node)
+
+
+def _children(self: cst.CSTNode) -> List[cst.CSTNode]:
+    order = _ORDER.get(type(self)) or _order(self)
+    if order is None:
+        return _ORIGINAL_CHILDREN.fget(self)  # type: ignore[attr-defined]
+    found: List[cst.CSTNode] = []
+    for name in order:
+        value = getattr(self, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            found.extend(value)
+        elif value is not None and kind is not _SENTINEL:
+            found.append(value)
+    return found
+
+
+_depth = 0
+
+
+@contextmanager
+def fast_visits() -> Iterator[None]:
+    """Within the block, read-only libcst traversals do not rebuild the tree (re-entrant)."""
+    global _depth
+    if _depth == 0:
+        cst.CSTNode.visit = _visit  # type: ignore[method-assign]
+        cst.CSTNode.children = property(_children)  # type: ignore[method-assign,assignment]
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        if _depth == 0:
+            cst.CSTNode.visit = _ORIGINAL_VISIT  # type: ignore[method-assign]
+            cst.CSTNode.children = _ORIGINAL_CHILDREN  # type: ignore[method-assign]

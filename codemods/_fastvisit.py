@@ -21,10 +21,16 @@ paths on every fixture.
 
 from __future__ import annotations
 
+import re
+import weakref
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
+from libcst import CSTVisitor
+from libcst._batched_visitor import _BatchedCSTVisitor
+from libcst._metadata_dependent import MetadataDependent
+from libcst._typed_visitor import CSTTypedVisitorFunctions
 
 __all__ = ["fast_visits"]
 
@@ -34,8 +40,6 @@ _VALUE_DEPENDENT = frozenset({"FormattedStringExpression", "TemplatedStringExpre
 _ORDER: Dict[type, Optional[Tuple[str, ...]]] = {}
 _ORIGINAL_VISIT = cst.CSTNode.visit
 _ORIGINAL_CHILDREN = cst.CSTNode.children
-_NODE = cst.CSTNode
-_VISITOR = cst.CSTVisitor
 _SENTINEL = cst.MaybeSentinel
 
 
@@ -75,19 +79,49 @@ def _order(node: cst.CSTNode) -> Optional[Tuple[str, ...]]:
     return order
 
 
-# Per visitor class: whether it is a read-only ``CSTVisitor`` (``isinstance`` against libcst's
-# ABCs is slow enough to matter once per node).
-_READ_ONLY: Dict[type, bool] = {}
+# A visitor's hooks on a node's fields (``visit_<Node>_<field>`` / ``leave_<Node>_<field>``).
+_FIELD_HOOK = re.compile(r"(?:visit|leave)_[A-Z][A-Za-z]*_[a-z_]+")
+# Classes whose field hooks are libcst's no-op stubs (``_is_no_op``) or the dispatch itself.
+_LIBCST_BASES = frozenset({object, CSTVisitor, CSTTypedVisitorFunctions, MetadataDependent})
+_CLASS_HOOKS: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def _has_field_hooks(visitor: Any) -> bool:
+    """Whether calling the visitor's ``on_visit_attribute`` / ``on_leave_attribute`` can do
+    anything. False only when both are libcst's default dispatch (or the batched visitor's)
+    and no field hook that is not one of libcst's no-op stubs exists to be dispatched to."""
+    kind = type(visitor)
+    if kind is _BatchedCSTVisitor:
+        return any(_FIELD_HOOK.fullmatch(name) for name in visitor.visitor_methods)
+    if any(_FIELD_HOOK.fullmatch(name) for name in vars(visitor)):
+        return True
+    known = _CLASS_HOOKS.get(kind)
+    if known is None:
+        known = _CLASS_HOOKS[kind] = _class_has_field_hooks(kind)
+    return known
+
+
+def _class_has_field_hooks(kind: type) -> bool:
+    if (kind.on_visit_attribute is not CSTVisitor.on_visit_attribute
+            or kind.on_leave_attribute is not CSTVisitor.on_leave_attribute
+            or "__getattr__" in dir(kind) or kind.__getattribute__ is not object.__getattribute__):
+        return True
+    for klass in kind.__mro__:
+        if klass in _LIBCST_BASES:
+            continue
+        for name, value in vars(klass).items():
+            if _FIELD_HOOK.fullmatch(name) and not getattr(value, "_is_no_op", False):
+                return True
+    return False
 
 
 def _visit(self: cst.CSTNode, visitor: Any) -> Any:
-    kind = type(visitor)
-    read_only = _READ_ONLY.get(kind)
-    if read_only is None:
-        read_only = _READ_ONLY[kind] = issubclass(kind, _VISITOR)
-    if not read_only:
+    if not isinstance(visitor, CSTVisitor):
         return _ORIGINAL_VISIT(self, visitor)
-    _walk(self, visitor)
+    if _has_field_hooks(visitor):
+        _walk(self, visitor)
+    else:
+        _walk_nodes_only(self, visitor)
     return self
 
 
@@ -108,6 +142,24 @@ def _walk(node: cst.CSTNode, visitor: Any) -> None:
                 elif value is not None and kind is not _SENTINEL:
                     _walk(value, visitor)
                 leave(node, name)
+    visitor.on_leave(node)
+
+
+def _walk_nodes_only(node: cst.CSTNode, visitor: Any) -> None:
+    """:func:`_walk` for a visitor whose field callbacks do nothing (not called)."""
+    if visitor.on_visit(node):
+        order = _ORDER.get(type(node)) or _order(node)
+        if order is None:
+            node._visit_and_replace_children(visitor)
+        else:
+            for name in order:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    for child in value:
+                        _walk_nodes_only(child, visitor)
+                elif value is not None and kind is not _SENTINEL:
+                    _walk_nodes_only(value, visitor)
     visitor.on_leave(node)
 
 

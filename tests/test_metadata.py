@@ -91,6 +91,33 @@ class _Trace(cst.CSTVisitor):
         self.calls.append(("exit", id(original_node), attribute))
 
 
+class _NodeTrace(cst.CSTVisitor):
+    """Node callbacks only: its field callbacks are libcst's no-op dispatch (skipped)."""
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.calls.append(("lambda", id(node)))
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.calls.append(("name", node.value))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.calls.append(("call", id(original_node)))
+
+
+class _FieldHooks(_NodeTrace):
+    """Field hooks dispatched by libcst's default ``on_visit_attribute``."""
+
+    def visit_Call_args(self, node: cst.Call) -> None:
+        self.calls.append(("args", id(node)))
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.calls.append(("body", id(node)))
+
+
 def _sources():
     yield "odd_syntax", ODD_SYNTAX
     for path in FIXTURES:
@@ -113,15 +140,23 @@ def test_fast_visits_are_libcsts(name, source):
     expression-context / parent metadata are identical with and without fast visits."""
     module = cst.parse_module(source)
     slow, fast = _Trace(), _Trace()
+    visitors = (_NodeTrace, _FieldHooks)
+    slow_plain = [kind() for kind in visitors]
+    fast_plain = [kind() for kind in visitors]
+    for visitor in slow_plain:
+        module.visit(visitor)
     module.visit(slow)
     slow_children = [(id(n), [id(c) for c in n.children]) for n in _nodes(module)]
     providers = (ExpressionContextProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
     slow_meta = MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(providers)
     with fast_visits():
         module.visit(fast)
+        for visitor in fast_plain:
+            module.visit(visitor)
         fast_children = [(id(n), [id(c) for c in n.children]) for n in _nodes(module)]
         fast_meta = MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(providers)
     assert fast.calls == slow.calls
+    assert [v.calls for v in fast_plain] == [v.calls for v in slow_plain]
     assert fast_children == slow_children
     for provider in (ExpressionContextProvider, QualifiedNameProvider, ParentNodeProvider):
         assert _values(fast_meta[provider]) == _values(slow_meta[provider]), provider.__name__

@@ -115,14 +115,76 @@ def _class_has_field_hooks(kind: type) -> bool:
     return False
 
 
+# Per visitor class: node type -> the names of its ``visit_<Node>`` / ``leave_<Node>`` hooks
+# (None where the class only has libcst's no-op stub), for visitors that use libcst's own
+# ``on_visit`` / ``on_leave`` dispatch (which looks the name up on every node).
+_DISPATCH: "weakref.WeakKeyDictionary[type, Optional[Dict[type, Tuple[Optional[str], Optional[str]]]]]" = (
+    weakref.WeakKeyDictionary())
+
+
+def _dispatch_table(visitor: Any) -> Optional[Dict[type, Tuple[Optional[str], Optional[str]]]]:
+    """The visitor's table, or None when libcst's dispatch cannot be replaced by one: its
+    ``on_visit`` / ``on_leave`` are its own, or an instance attribute may shadow a hook."""
+    if any(name.startswith(("visit_", "leave_")) for name in vars(visitor)):
+        return None
+    kind = type(visitor)
+    try:
+        return _DISPATCH[kind]
+    except KeyError:
+        pass
+    table: Optional[dict] = None
+    if kind.on_visit is CSTVisitor.on_visit and kind.on_leave is CSTVisitor.on_leave:
+        table = {}
+    _DISPATCH[kind] = table
+    return table
+
+
+def _hooks(kind: type, node_type: type) -> Tuple[Optional[str], Optional[str]]:
+    names = []
+    for prefix in ("visit_", "leave_"):
+        name = prefix + node_type.__name__
+        hook = getattr(kind, name, None)
+        names.append(name if hook is not None and not getattr(hook, "_is_no_op", False) else None)
+    return names[0], names[1]
+
+
 def _visit(self: cst.CSTNode, visitor: Any) -> Any:
     if not isinstance(visitor, CSTVisitor):
         return _ORIGINAL_VISIT(self, visitor)
     if _has_field_hooks(visitor):
         _walk(self, visitor)
-    else:
+        return self
+    table = _dispatch_table(visitor)
+    if table is None:
         _walk_nodes_only(self, visitor)
+    else:
+        _walk_dispatched(self, visitor, table)
     return self
+
+
+def _walk_dispatched(node: cst.CSTNode, visitor: Any, table: dict) -> None:
+    """:func:`_walk_nodes_only` with libcst's ``on_visit`` / ``on_leave`` dispatch done from
+    ``table`` (the same hooks called, the no-op stubs skipped)."""
+    node_type = type(node)
+    hooks = table.get(node_type)
+    if hooks is None:
+        hooks = table[node_type] = _hooks(type(visitor), node_type)
+    enter, leave = hooks
+    if enter is None or getattr(visitor, enter)(node) is not False:
+        order = _ORDER.get(node_type) or _order(node)
+        if order is None:
+            node._visit_and_replace_children(visitor)
+        else:
+            for name in order:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    for child in value:
+                        _walk_dispatched(child, visitor, table)
+                elif value is not None and kind is not _SENTINEL:
+                    _walk_dispatched(value, visitor, table)
+    if leave is not None:
+        getattr(visitor, leave)(node)
 
 
 def _walk(node: cst.CSTNode, visitor: Any) -> None:

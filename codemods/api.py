@@ -147,7 +147,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
 
     from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
     from codemods._fastvisit import fast_visits
-    from codemods._metadata import needs_parents, prefill_parents
+    from codemods._metadata import needs_parents, prefill
     from codemods._splice import SpliceConflict, splice
 
     try:
@@ -165,7 +165,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     # them rewrites the module; metadata (scopes, qualified names) is then resolved once.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     if parents:
-        prefill_parents(wrapper)
+        prefill(wrapper)
     cache: dict = {}
     for rule in run:
         if prefilter and not rule.may_apply(versions[-1]):
@@ -173,7 +173,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
         if wrapper.module is not module:
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             if parents:
-                prefill_parents(wrapper)
+                prefill(wrapper)
             cache = {}
         context = CodemodContext(
             filename=path,

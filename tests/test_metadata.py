@@ -22,7 +22,7 @@ from libcst.metadata import (
 )
 
 from codemods._fastvisit import fast_visits
-from codemods._metadata import parent_map
+from codemods._metadata import QualifiedNames, parent_map
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
@@ -161,7 +161,13 @@ def test_fast_visits_are_libcsts(name, source):
     for provider in (ExpressionContextProvider, QualifiedNameProvider, ParentNodeProvider):
         assert _values(fast_meta[provider]) == _values(slow_meta[provider]), provider.__name__
     assert _scope_facts(fast_meta[ScopeProvider]) == _scope_facts(slow_meta[ScopeProvider])
-    assert parent_map(module) == _values(slow_meta[ParentNodeProvider])
+    parents = parent_map(module)
+    assert parents == _values(slow_meta[ParentNodeProvider])
+    lazy = QualifiedNames(MetadataWrapper(module, unsafe_skip_copy=True), parents)
+    libcsts = _values(slow_meta[QualifiedNameProvider])
+    assert len(lazy) == len(libcsts) and set(lazy) == set(libcsts)
+    assert all(lazy.get(node) == libcsts[node] and lazy[node] == libcsts[node] for node in libcsts)
+    assert lazy.get(cst.Name("elsewhere"), "absent") == "absent"
 
 
 def _values(mapping) -> dict:

@@ -26,7 +26,16 @@ import dataclasses
 from typing import Any, Collection, Dict, Iterator, Mapping, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedName, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from codemods._positions import Positions
 
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
 
@@ -127,10 +136,17 @@ class QualifiedNames(Mapping):
         return len(self._parents) + 1
 
 
-def prefill(wrapper: MetadataWrapper) -> None:
-    """:func:`prefill_parents`, then ``QualifiedNameProvider`` as :class:`QualifiedNames`
-    (both only where libcst's resolved-metadata dict is there, see :func:`prefill_parents`)."""
-    prefill_parents(wrapper)
+def prefill(wrapper: MetadataWrapper, parents: bool = True) -> None:
+    """Give ``wrapper`` ``PositionProvider`` as :class:`codemods._positions.Positions` (computed
+    when first asked for), and when ``parents``: :func:`prefill_parents`, then
+    ``QualifiedNameProvider`` as :class:`QualifiedNames` (all only where libcst's
+    resolved-metadata dict is there, see :func:`prefill_parents`)."""
     resolved = getattr(wrapper, "_metadata", None)
-    if isinstance(resolved, dict) and QualifiedNameProvider not in resolved and ParentNodeProvider in resolved:
-        resolved[QualifiedNameProvider] = QualifiedNames(wrapper, resolved[ParentNodeProvider])
+    if not isinstance(resolved, dict):
+        return
+    if PositionProvider not in resolved:
+        resolved[PositionProvider] = Positions(wrapper.module)
+    if parents:
+        prefill_parents(wrapper)
+        if QualifiedNameProvider not in resolved and ParentNodeProvider in resolved:
+            resolved[QualifiedNameProvider] = QualifiedNames(wrapper, resolved[ParentNodeProvider])

@@ -164,16 +164,14 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     # One wrapper (no defensive copy: nodes are immutable) serves every rule until one of
     # them rewrites the module; metadata (scopes, qualified names) is then resolved once.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    if parents:
-        prefill(wrapper)
+    prefill(wrapper, parents)
     cache: dict = {}
     for rule in run:
         if prefilter and not rule.may_apply(versions[-1]):
             continue
         if wrapper.module is not module:
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            if parents:
-                prefill(wrapper)
+            prefill(wrapper, parents)
             cache = {}
         context = CodemodContext(
             filename=path,

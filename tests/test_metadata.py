@@ -17,12 +17,14 @@ from libcst.metadata import (
     ExpressionContextProvider,
     MetadataWrapper,
     ParentNodeProvider,
+    PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
 
 from codemods._fastvisit import fast_visits
 from codemods._metadata import QualifiedNames, parent_map
+from codemods._positions import Positions
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
@@ -118,8 +120,20 @@ class _FieldHooks(_NodeTrace):
         self.calls.append(("body", id(node)))
 
 
+# Layouts that move lines and columns unusually (positions): CRLF and lone CR line ends,
+# strings spanning lines, backslash continuations, tabs, form feeds, no final newline, empty.
+ODD_LAYOUT = {
+    "crlf": "x = 1\r\ny = '''a\r\nb'''  # c\r\nif x:\r\n    z = (1 +\r\n      2)\r\n",
+    "lone_cr": "x = 1\ry = f(x,\r      2)\r",
+    "continuation": "a = 1 + \\\n    2\nb = [\n\t1,\n]\n\x0c\ndef f():\n\treturn a\n",
+    "no_newline": "import tensorflow as tf\nopt.minimize(loss)",
+    "empty": "",
+}
+
+
 def _sources():
     yield "odd_syntax", ODD_SYNTAX
+    yield from ODD_LAYOUT.items()
     for path in FIXTURES:
         yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
 
@@ -147,7 +161,7 @@ def test_fast_visits_are_libcsts(name, source):
         module.visit(visitor)
     module.visit(slow)
     slow_children = [(id(n), [id(c) for c in n.children]) for n in _nodes(module)]
-    providers = (ExpressionContextProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+    providers = (ExpressionContextProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
     slow_meta = MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(providers)
     with fast_visits():
         module.visit(fast)
@@ -168,6 +182,8 @@ def test_fast_visits_are_libcsts(name, source):
     assert len(lazy) == len(libcsts) and set(lazy) == set(libcsts)
     assert all(lazy.get(node) == libcsts[node] and lazy[node] == libcsts[node] for node in libcsts)
     assert lazy.get(cst.Name("elsewhere"), "absent") == "absent"
+    positions, libcsts = Positions(module), slow_meta[PositionProvider]
+    assert len(positions) == len(libcsts) and all(positions[node] == libcsts[node] for node in libcsts)
 
 
 def _values(mapping) -> dict:

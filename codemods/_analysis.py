@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
-import libcst.matchers as m
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -345,9 +344,28 @@ def call_args(call: cst.Call) -> tuple:
     return positional, keywords
 
 
+class _CommentFinder(cst.CSTVisitor):
+    """Stops descending once a ``Comment`` node is seen (``found``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found or isinstance(node, cst.Comment):
+            self.found = True
+            return False
+        return True
+
+
 def has_comment(node: cst.CSTNode) -> bool:
-    """Whether any comment occurs inside ``node``."""
-    return bool(m.findall(node, m.Comment()))
+    """Whether any comment occurs inside ``node`` (``node`` included): what
+    ``libcst.matchers.findall(node, m.Comment())`` finds, without importing the matchers."""
+    if not isinstance(node, cst.CSTNode):
+        return False
+    finder = _CommentFinder()
+    node.visit(finder)
+    return finder.found
 
 
 def statements_of(block: Sequence[cst.BaseStatement]) -> Iterable[cst.BaseSmallStatement]:

@@ -282,13 +282,15 @@ class TfcCodemod(Command):
 
 
 def _register_with_libcst() -> None:
-    """Make :class:`TfcCodemod` a virtual ``VisitorBasedCodemodCommand`` (``issubclass``
-    holds, so ``python -m libcst.tool list`` lists the rules). Done only when
-    ``libcst.codemod`` is already imported (``libcst.tool`` imports it before the rules):
-    importing it here would cost what ``codemods._command`` saves."""
+    """Make :class:`TfcCodemod` a virtual libcst ``CodemodCommand`` (``issubclass`` holds, so
+    ``python -m libcst.tool list`` lists the rules). Done only when ``libcst.codemod`` is
+    already imported (``libcst.tool`` imports it before the rules): importing it here would
+    cost what ``codemods._command`` saves. Not ``VisitorBasedCodemodCommand``: that would
+    make every rule a virtual ``MatcherDecoratableTransformer``, which only matcher-decorated
+    rules are (``codemods._command``)."""
     codemod = sys.modules.get("libcst.codemod")
-    if codemod is not None and hasattr(codemod, "VisitorBasedCodemodCommand"):
-        codemod.VisitorBasedCodemodCommand.register(TfcCodemod)
+    if codemod is not None and hasattr(codemod, "CodemodCommand"):
+        codemod.CodemodCommand.register(TfcCodemod)
 
 
 _register_with_libcst()

@@ -26,7 +26,7 @@ pre-commit ``check`` of a training script. The rules use only a small part of th
 
 ``python -m libcst.tool codemod`` needs no more than this (it instantiates the class with a
 ``CodemodContext`` and calls ``transform_module``); ``codemods._base`` registers the rule
-base as a virtual ``VisitorBasedCodemodCommand`` when ``libcst.codemod`` is already loaded
+base as a virtual ``CodemodCommand`` when ``libcst.codemod`` is already loaded
 (as under ``libcst.tool``), so ``python -m libcst.tool list`` lists the rules.
 ``tests/test_command.py`` checks these against libcst's own classes.
 """
@@ -118,11 +118,12 @@ class _CommandMeta(ABCMeta):
         if _declares_matchers(namespace, bases):
             from libcst.matchers import MatcherDecoratableTransformer
 
-            if not any(issubclass(base, MatcherDecoratableTransformer) for base in bases):
+            # (the real MROs, not issubclass: an ABC's virtual subclasses do not count)
+            if not any(MatcherDecoratableTransformer in base.__mro__ for base in bases):
                 bases = (*bases, MatcherDecoratableTransformer)
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         matchers = sys.modules.get("libcst.matchers")
-        cls._MATCHER_DECORATED = matchers is not None and issubclass(cls, matchers.MatcherDecoratableTransformer)
+        cls._MATCHER_DECORATED = matchers is not None and matchers.MatcherDecoratableTransformer in cls.__mro__
         return cls
 
 

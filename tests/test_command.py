@@ -20,7 +20,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.matchers import MatcherDecoratableTransformer
 
 from codemods import _command, _registry, api
-from codemods._analysis import has_comment
+from codemods._analysis import all_identifiers, has_comment
 from codemods._base import TfcCodemod
 from codemods._command import Command, RuleContext
 from codemods._core import Options, Phase
@@ -203,7 +203,7 @@ def test_libcst_tool_lists_the_rules() -> None:
         assert f"{rule.__module__.split('.', 1)[1]}.{rule.__name__} - {rule.SUMMARY}" in proc.stdout
 
 
-# -- matcher-free replacements -----------------------------------------------------------------
+# -- faster equivalents of matchers and visitors ---------------------------------------------
 
 
 def test_has_comment_agrees_with_the_matchers() -> None:
@@ -235,3 +235,27 @@ def test_has_comment_agrees_with_the_matchers() -> None:
     answers = [has_comment(node) for node in nodes]
     assert answers == [bool(m.findall(node, m.Comment())) for node in nodes]
     assert any(answers) and not all(answers)
+
+
+def test_all_identifiers_is_every_name_a_visitor_sees() -> None:
+    """all_identifiers (a walk over the nodes' fields) gives the values of the Name nodes a
+    libcst visitor visits, on every fixture file CPython and libcst parse."""
+    class Names(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: set = set()
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.names.add(node.value)
+
+    checked = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        try:
+            module = cst.parse_module(path.read_text(encoding="utf-8"))
+        except (cst.ParserSyntaxError, UnicodeDecodeError):
+            continue
+        visitor = Names()
+        module.visit(visitor)
+        assert all_identifiers(module) == visitor.names, path
+        checked += 1
+    assert checked > 100

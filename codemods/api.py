@@ -142,10 +142,10 @@ def migrate_source(
 def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, ...], run: List[type],
                prefilter: bool) -> Result:
     import libcst as cst
-    from libcst.codemod import CodemodContext
     from libcst.metadata import MetadataWrapper
 
     from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
+    from codemods._command import RuleContext
     from codemods._fastvisit import fast_visits
     from codemods._metadata import needs_parents, prefill
     from codemods._splice import SpliceConflict, splice
@@ -173,7 +173,7 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             prefill(wrapper, parents)
             cache = {}
-        context = CodemodContext(
+        context = RuleContext(
             filename=path,
             scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set,
                      SOURCE_KEY: (module, versions[-1])},  # versions[-1] == module.code

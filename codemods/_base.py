@@ -1,7 +1,7 @@
 """What every tfclip codemod shares: diagnostics, fix safety, ``# noqa``, options, and the
 contract a rule class is checked against when it is created.
 
-Each rule is a :class:`TfcCodemod` (a libcst ``VisitorBasedCodemodCommand``) in a file
+Each rule is a :class:`TfcCodemod` (a libcst codemod command, ``codemods._command``) in a file
 ``codemods/tfcNNN_<what_it_fixes>.py``; the registry finds it there (``codemods._registry``).
 A rule *reports* every site it recognises, through :meth:`TfcCodemod.report`, and
 rewrites it only when :meth:`TfcCodemod.may_fix` says so (fixes enabled, safe or
@@ -20,14 +20,15 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import ClassVar, Iterator, List, Optional
+from typing import Any, ClassVar, Iterator, List, Optional
 
 import libcst as cst
-from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from codemods._command import Command
 from codemods._core import RULE_MODULE, Diagnostic, FixSafety, Phase
 from codemods._prepass import Spec, from_tokens
 
@@ -75,24 +76,6 @@ def _is_rule_module(module: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
-def _uses_matcher_decorators(cls: type) -> bool:
-    """Whether any attribute of ``cls`` carries a libcst matcher decorator (if libcst's
-    decorator markers cannot be found, assume it does: the full libcst behaviour)."""
-    try:
-        from libcst.matchers import _decorators as marks
-
-        names = (marks.CONSTRUCTED_VISIT_MATCHER_ATTR, marks.CONSTRUCTED_LEAVE_MATCHER_ATTR,
-                 marks.VISIT_POSITIVE_MATCHER_ATTR, marks.VISIT_NEGATIVE_MATCHER_ATTR)
-    except (ImportError, AttributeError):  # pragma: no cover - another libcst
-        return True
-    for attr in dir(cls):
-        value = inspect.getattr_static(cls, attr, None)
-        value = getattr(value, "__func__", value)  # staticmethod / classmethod
-        if any(hasattr(value, name) for name in names):
-            return True
-    return False
-
-
 def check_rule(cls: type, *, codemod: bool = True) -> None:
     """Raise :class:`RuleDefinitionError` unless ``cls`` is a complete rule: ``CODE``
     (``TFC`` + 3 digits, matching its file's number), ``NAME`` (kebab-case), ``SUMMARY``,
@@ -136,7 +119,7 @@ def check_rule(cls: type, *, codemod: bool = True) -> None:
         fail("DESCRIPTION is empty", "leave DESCRIPTION out (it defaults to SUMMARY) or set it")
 
 
-class TfcCodemod(VisitorBasedCodemodCommand):
+class TfcCodemod(Command):
     """Base class of every rule. Subclasses set ``CODE``, ``NAME``, ``SUMMARY``, ``PHASE``
     and ``SITES``; the class docstring is the rule's documentation (ruff's headings: What
     it does / Why is this bad? / Example / Use instead / Fix safety). Checked when the
@@ -159,13 +142,8 @@ class TfcCodemod(VisitorBasedCodemodCommand):
 
     DESCRIPTION: str = "tfclip-compat rule"
 
-    # True when the class uses libcst's matcher decorators (@m.visit, @m.call_if_inside...);
-    # otherwise instances skip their per-instance gathering and per-node bookkeeping.
-    _MATCHER_DECORATED: ClassVar[bool] = False
-
     def __init_subclass__(cls, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init_subclass__(**kwargs)
-        cls._MATCHER_DECORATED = _uses_matcher_decorators(cls)
         if "CODE" in cls.__dict__ or _is_rule_module(cls.__module__) is not None:
             if "DESCRIPTION" not in cls.__dict__ and isinstance(getattr(cls, "SUMMARY", None), str):
                 cls.DESCRIPTION = cls.SUMMARY  # what `python -m libcst.tool codemod` shows
@@ -180,48 +158,17 @@ class TfcCodemod(VisitorBasedCodemodCommand):
 
     def __init__(
         self,
-        context: CodemodContext,
+        context: Any,
         unsafe_fixes: bool = False,
         add_clip_norm: Optional[float] = None,
         apply_fixes: bool = True,
     ) -> None:
-        if self._MATCHER_DECORATED:
-            super().__init__(context)
-        else:
-            # ContextAwareTransformer.__init__ without MatcherDecoratableTransformer's search
-            # of every attribute for matcher decorators (milliseconds per rule and file).
-            Codemod.__init__(self, context)
-            cst.CSTTransformer.__init__(self)
-            self._matchers = {}
-            self._extra_visit_funcs = {}
-            self._extra_leave_funcs = {}
+        super().__init__(context)  # a codemods._command.RuleContext or libcst's CodemodContext
         self.unsafe_fixes = unsafe_fixes
         self.add_clip_norm = add_clip_norm
         self.apply_fixes = apply_fixes
         self._lines_for: Optional[int] = None
         self._lines: List[str] = []
-
-    # Without matcher decorators, a node's visit is CSTTransformer's: skip the matcher
-    # bookkeeping libcst does for every node (several calls per node and traversal).
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._MATCHER_DECORATED:
-            return super().on_visit(node)
-        return cst.CSTTransformer.on_visit(self, node)
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
-        if self._MATCHER_DECORATED:
-            return super().on_leave(original_node, updated_node)
-        return cst.CSTTransformer.on_leave(self, original_node, updated_node)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if self._MATCHER_DECORATED:
-            return super().on_visit_attribute(node, attribute)
-        return cst.CSTTransformer.on_visit_attribute(self, node, attribute)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        if self._MATCHER_DECORATED:
-            return super().on_leave_attribute(original_node, attribute)
-        return cst.CSTTransformer.on_leave_attribute(self, original_node, attribute)
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -332,3 +279,18 @@ class TfcCodemod(VisitorBasedCodemodCommand):
         )
         self.context.scratch.setdefault(DIAGNOSTICS_KEY, []).append(diag)
         self.warn(diag.format())
+
+
+def _register_with_libcst() -> None:
+    """Make :class:`TfcCodemod` a virtual libcst ``CodemodCommand`` (``issubclass`` holds, so
+    ``python -m libcst.tool list`` lists the rules). Done only when ``libcst.codemod`` is
+    already imported (``libcst.tool`` imports it before the rules): importing it here would
+    cost what ``codemods._command`` saves. Not ``VisitorBasedCodemodCommand``: that would
+    make every rule a virtual ``MatcherDecoratableTransformer``, which only matcher-decorated
+    rules are (``codemods._command``)."""
+    codemod = sys.modules.get("libcst.codemod")
+    if codemod is not None and hasattr(codemod, "CodemodCommand"):
+        codemod.CodemodCommand.register(TfcCodemod)
+
+
+_register_with_libcst()

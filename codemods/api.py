@@ -142,11 +142,12 @@ def migrate_source(
 def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, ...], run: List[type],
                prefilter: bool) -> Result:
     import libcst as cst
-    from libcst.codemod import CodemodContext
     from libcst.metadata import MetadataWrapper
 
     from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
-    from codemods._metadata import needs_parents, prefill_parents
+    from codemods._command import RuleContext
+    from codemods._fastvisit import fast_visits
+    from codemods._metadata import needs_parents, prefill
     from codemods._splice import SpliceConflict, splice
 
     try:
@@ -163,18 +164,16 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     # One wrapper (no defensive copy: nodes are immutable) serves every rule until one of
     # them rewrites the module; metadata (scopes, qualified names) is then resolved once.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    if parents:
-        prefill_parents(wrapper)
+    prefill(wrapper, parents)
     cache: dict = {}
     for rule in run:
         if prefilter and not rule.may_apply(versions[-1]):
             continue
         if wrapper.module is not module:
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            if parents:
-                prefill_parents(wrapper)
+            prefill(wrapper, parents)
             cache = {}
-        context = CodemodContext(
+        context = RuleContext(
             filename=path,
             scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set,
                      SOURCE_KEY: (module, versions[-1])},  # versions[-1] == module.code
@@ -185,7 +184,8 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
             add_clip_norm=options.add_clip_norm,
             apply_fixes=options.apply_fixes,
         )
-        new_module = command.transform_module(module)
+        with fast_visits():  # read-only traversals skip libcst's rebuilding (same callbacks)
+            new_module = command.transform_module(module)
         found.append((list(context.scratch.get(DIAGNOSTICS_KEY, [])), len(versions) - 1))
         if new_module is module:
             continue  # the rule returned the tree it was given: nothing changed

@@ -92,8 +92,18 @@ class ModuleIndex:
         bindings: Dict[str, Set[str]] = {}  # name -> dotted paths an import binds it to
         calls = []
         fields_of = _IDENTIFIER_FIELDS
-        for node in ast.walk(tree):
+        node_type = ast.AST
+        stack = [tree]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:  # every node once (``ast.walk``'s set, depth first: the index is sets)
+            node = pop()
             kind = type(node)
+            for field in kind._fields:
+                child = getattr(node, field, None)
+                if type(child) is list:
+                    extend(item for item in child if isinstance(item, node_type))
+                elif isinstance(child, node_type):
+                    push(child)
             if kind is ast.Call:
                 calls.append(node)
                 for keyword in node.keywords:  # type: ignore[attr-defined]

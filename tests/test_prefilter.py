@@ -137,3 +137,25 @@ def test_cli_imports_libcst_for_a_site(tmp_path):
     """The counter-check: a real site is analysed by the rules (libcst loaded, a finding)."""
     assert _imports_after("import tensorflow as tf\nopt = tf.train.AdamOptimizer(0.1)\nop = opt.minimize(loss)\n",
                           tmp_path) == "1 ['libcst']"
+
+
+def test_index_reads_every_node():
+    """The index's walk reaches every node ``ast.walk`` does: its identifiers and keywords are
+    those of all nodes, on every fixture (a node it skipped would hide its names)."""
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except SyntaxError:
+            continue
+        expected, keywords = set(), set()
+        for node in ast.walk(tree):
+            for field in ("id", "attr", "name", "asname", "module", "arg", "names", "rest", "kwd_attrs"):
+                value = getattr(node, field, None)
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, str):
+                        expected.update(part for part in item.split(".") if part)
+            if isinstance(node, ast.keyword) and node.arg:
+                keywords.add(node.arg)
+        index = ModuleIndex.of(tree)
+        assert index.identifiers == expected, path
+        assert index.keywords == keywords, path

@@ -28,16 +28,21 @@ _IN_FLIGHT = 2  # files sent ahead to one worker (keeps it busy while the main p
 
 
 def _worker_main(conn: Any, settings: Settings, parent_pid: int) -> None:
+    from codemods._runner import per_file_gc
+
     _signals.worker_setup(parent_pid)
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            break
-        if task is None:
-            break
-        index, target = task
-        conn.send((index, process(settings, target)))
+    with per_file_gc() as sweep:  # a worker's memory stays flat too
+        while True:
+            try:
+                task = conn.recv()
+            except (EOFError, OSError):
+                break
+            if task is None:
+                break
+            index, target = task
+            conn.send((index, process(settings, target)))
+            del task, target
+            sweep()
     conn.close()
 
 

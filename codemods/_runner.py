@@ -7,12 +7,19 @@ critical section a signal cannot cut. On SIGINT / SIGTERM / SIGHUP no further fi
 started, the workers are stopped, temp files are removed, and the caller prints the
 summary of what was written and exits with 128 + the signal number.
 
+Memory stays flat in the number of files: a report is dropped once reported, and the
+cyclic garbage a file leaves (libcst's metadata holds reference cycles, freed only by a
+full collection, which Python runs rarely: two or three dead modules could pile up) is
+collected right after the file, cheaply, by :func:`per_file_gc`.
+
 Imports neither libcst nor TensorFlow.
 """
 
 from __future__ import annotations
 
+import gc
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -31,6 +38,28 @@ class RunResult:
     not_processed: List[Target] = field(default_factory=list)
     interrupted: Optional[_signals.Interrupted] = None
     crashes: int = 0  # worker processes that died (each named in its file's report)
+
+
+@contextmanager
+def per_file_gc() -> Iterator[Callable[[], None]]:
+    """A ``sweep()`` to call after each file: it collects the garbage the file left and
+    freezes what survives (``gc.freeze``), so the next sweep and Python's own full
+    collections scan only what later files allocate -- a sweep costs about a millisecond,
+    not a full collection over the loaded engine. Everything frozen is unfrozen on exit.
+    A no-op when the garbage collector is disabled or the caller froze objects itself
+    (its freeze is its own business)."""
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield lambda: None
+        return
+
+    def sweep() -> None:
+        gc.collect()
+        gc.freeze()
+
+    try:
+        yield sweep
+    finally:
+        gc.unfreeze()
 
 
 def write_report(report: FileReport, target: Target) -> None:
@@ -65,9 +94,9 @@ def run(
     at the end of a run that was not interrupted."""
     result = RunResult()
     try:
-        with _signals.handling():
+        with _signals.handling(), per_file_gc() as sweep:
             try:
-                _loop(settings, targets, jobs, write, on_report, progress, result, tree)
+                _loop(settings, targets, jobs, write, on_report, progress, result, tree, sweep)
             except _signals.Interrupted as exc:
                 result.interrupted = exc
     finally:
@@ -101,7 +130,7 @@ def _from_tree(settings: Settings, tree: "Tree", targets: Sequence[Target]) -> I
         yield report_of(target.display, row) if row is not None else process(settings, target, data, snapshot, key)
 
 
-def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult, tree) -> None:
+def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult, tree, sweep) -> None:
     def handle(reports: Iterator[FileReport]) -> None:
         for index, report in enumerate(reports):
             with _signals.critical():
@@ -120,6 +149,8 @@ def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult
                 report.new = report.diff = report.snapshot = None
                 if progress is not None:
                     progress.step()
+            del report
+            sweep()
 
     if progress is not None:
         progress.draw(force=True)

@@ -94,7 +94,7 @@ class Pool:
         # re-importing it; elsewhere the platform default.
         self.context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else multiprocessing.get_context()
         self.settings = settings
-        self.targets = list(targets)
+        self.targets = targets  # a sequence, not copied: Targets are made as they are sent
         self.jobs = max(1, min(jobs, len(self.targets)))
         self.workers: List[_Worker] = []
         self.crashes = 0
@@ -116,13 +116,17 @@ class Pool:
     def reports(self) -> Iterator[FileReport]:
         from multiprocessing.connection import wait
 
-        todo = deque(enumerate(self.targets))
+        todo: Deque[Tuple[int, Target]] = deque()  # files handed back by a worker that died
+        fresh = enumerate(self.targets)  # the others, taken as workers need them
         done: Dict[int, FileReport] = {}
         next_out = 0
         while next_out < len(self.targets):
             for worker in self.workers:
-                while todo and len(worker.tasks) < _IN_FLIGHT:
-                    worker.send(*todo.popleft())
+                while len(worker.tasks) < _IN_FLIGHT:
+                    task = todo.popleft() if todo else next(fresh, None)
+                    if task is None:
+                        break
+                    worker.send(*task)
             busy = {worker.conn: worker for worker in self.workers if worker.tasks}
             sentinels = {worker.process.sentinel: worker for worker in self.workers if worker.tasks}
             for ready in wait(list(busy) + list(sentinels)):

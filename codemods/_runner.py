@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import gc
 import time
+from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from codemods import _signals, _writes
 from codemods._discovery import Target
@@ -158,35 +159,51 @@ def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult
         handle(_from_tree(settings, tree, targets) if tree is not None
                else (process(settings, target) for target in targets))
         return
-    hits: Dict[int, FileReport] = {}
+    hits: Dict[int, List[Any]] = {}  # index -> the tree row (held by the index anyway)
     if tree is not None and tree.rows:
         # The files the tree index holds are reported from it here; only the others go to
         # the workers (which read them again: their key is of the bytes they process).
-        from codemods._cache import report_of
-
         for index, target in enumerate(targets):
             data = _read(target)[0]
             row = tree.get(settings.cache.key(data, target.notebook)) if data is not None else None
             if row is not None:
-                hits[index] = report_of(target.display, row)
-    misses = [target for index, target in enumerate(targets) if index not in hits]
+                hits[index] = row
+    misses: Sequence[Target] = _Others(targets, hits) if hits else targets
     if jobs <= 1 or len(misses) < 2:
-        handle(_merge(hits, len(targets), (process(settings, target) for target in misses)))
+        handle(_merge(targets, hits, (process(settings, target) for target in misses)))
         return
     from codemods._pool import Pool
 
     with Pool(settings, misses, jobs) as pool:
         try:
-            handle(_merge(hits, len(targets), pool.reports()))
+            handle(_merge(targets, hits, pool.reports()))
         finally:
             result.crashes = pool.crashes
 
 
-def _merge(hits: Dict[int, FileReport], total: int, others: Iterator[FileReport]) -> Iterator[FileReport]:
-    """The reports of ``total`` files in order: ``hits`` by index, the others in turn."""
-    for index in range(total):
-        report = hits.pop(index, None)
-        yield report if report is not None else next(others)
+class _Others(Sequence[Target]):
+    """The targets not in ``hits``, in order (indexes in an array: no Target is kept)."""
+
+    def __init__(self, targets: Sequence[Target], hits: Dict[int, Any]) -> None:
+        self.targets = targets
+        self.indexes = array("i", (i for i in range(len(targets)) if i not in hits))
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self.targets[i] for i in self.indexes[index]]
+        return self.targets[self.indexes[index]]
+
+
+def _merge(targets: Sequence[Target], hits: Dict[int, List[Any]], others: Iterator[FileReport]) -> Iterator[FileReport]:
+    """The reports of ``targets`` in order: ``hits`` (tree rows) by index, the others in turn."""
+    from codemods._cache import report_of
+
+    for index in range(len(targets)):
+        row = hits.pop(index, None)
+        yield report_of(targets[index].display, row) if row is not None else next(others)
 
 
 class Progress:

@@ -159,24 +159,26 @@ def _loop(settings, targets, jobs, write, on_report, progress, result: RunResult
         handle(_from_tree(settings, tree, targets) if tree is not None
                else (process(settings, target) for target in targets))
         return
-    hits: Dict[int, List[Any]] = {}  # index -> the tree row (held by the index anyway)
+    hits: Dict[int, str] = {}  # index -> the content key of a file the tree index holds
     if tree is not None and tree.rows:
         # The files the tree index holds are reported from it here; only the others go to
         # the workers (which read them again: their key is of the bytes they process).
         for index, target in enumerate(targets):
             data = _read(target)[0]
-            row = tree.get(settings.cache.key(data, target.notebook)) if data is not None else None
-            if row is not None:
-                hits[index] = row
+            if data is None:
+                continue
+            key = settings.cache.key(data, target.notebook)
+            if tree.get(key) is not None:
+                hits[index] = key
     misses: Sequence[Target] = _Others(targets, hits) if hits else targets
     if jobs <= 1 or len(misses) < 2:
-        handle(_merge(targets, hits, (process(settings, target) for target in misses)))
+        handle(_merge(targets, tree, hits, (process(settings, target) for target in misses)))
         return
     from codemods._pool import Pool
 
     with Pool(settings, misses, jobs) as pool:
         try:
-            handle(_merge(targets, hits, pool.reports()))
+            handle(_merge(targets, tree, hits, pool.reports()))
         finally:
             result.crashes = pool.crashes
 
@@ -197,13 +199,18 @@ class _Others(Sequence[Target]):
         return self.targets[self.indexes[index]]
 
 
-def _merge(targets: Sequence[Target], hits: Dict[int, List[Any]], others: Iterator[FileReport]) -> Iterator[FileReport]:
-    """The reports of ``targets`` in order: ``hits`` (tree rows) by index, the others in turn."""
+def _merge(targets: Sequence[Target], tree: Optional["Tree"], hits: Dict[int, str],
+           others: Iterator[FileReport]) -> Iterator[FileReport]:
+    """The reports of ``targets`` in order: ``hits`` (keys of rows of ``tree``) by index, the
+    others in turn (a row is decoded when its file's turn comes)."""
     from codemods._cache import report_of
 
     for index in range(len(targets)):
-        row = hits.pop(index, None)
-        yield report_of(targets[index].display, row) if row is not None else next(others)
+        key = hits.pop(index, None)
+        if key is None or tree is None:
+            yield next(others)
+        else:  # the same bytes that were decoded once already: the same row
+            yield report_of(targets[index].display, tree.get(key))
 
 
 class Progress:

@@ -27,7 +27,7 @@ another fingerprint not used for 30 days is removed when a new one is created.
 **Tree index.** A run over a directory (or many files) also keeps one :class:`Tree`: the
 rows of all its files, those without candidates included, in one file per (settings,
 command-line paths), so a warm run does one read for the tree and one hash per file instead
-of the pre-filter and a lookup per file (see :class:`Tree`).
+of the pre-filter and a lookup per file (see :class:`Tree`; rows are held as compact bytes).
 
 **Concurrency.** Each entry is written to a temporary file in its directory and renamed
 into place (atomic on POSIX), so concurrent runs (and ``--jobs`` workers) only ever see
@@ -194,12 +194,13 @@ class Cache:
     def tree(self, paths: Sequence[str]) -> "Tree":
         """The tree index of a run over ``paths`` with these settings (see :class:`Tree`)."""
         name = hashlib.sha256(json.dumps([self.settings, [os.path.realpath(p) for p in paths]]).encode()).hexdigest()
-        return Tree(self, os.path.join(self.root, TREES, name + ".json"))
+        return Tree(self, os.path.join(self.root, TREES, name + TREE_SUFFIX))
 
 
 # A run uses a tree index when it names a directory, or at least this many files.
 TREE_MIN_FILES = 32
 TREES = "trees"  # the folder of the tree indexes, in the fingerprint's directory
+TREE_SUFFIX = ".tree"  # a tree index file (see :class:`Tree` for its lines)
 _MAX_TREES = 64  # tree indexes kept per fingerprint (the least recently used go first)
 
 
@@ -215,12 +216,17 @@ class Tree:
     read for the whole tree instead of a pre-filter and a lookup per file.
 
     It is found by the run's settings and the real paths named on the command line, and holds
-    rows ``key -> [status, reason, parsed, encoding, findings]``, each under the file's
-    *content* key (:meth:`Cache.key`): a file changed since is a miss (computed as usual),
-    whatever the index says. Unlike the entries it also holds the files no rule's token
-    occurs in. After a run the index is rewritten (atomically, temp file and rename) with
-    exactly the rows of that run's files, if they changed; an index that cannot be read or
-    belongs to another fingerprint or settings is empty. At most ``_MAX_TREES`` are kept.
+    rows ``[status, reason, parsed, encoding, findings]``, each under the file's *content* key
+    (:meth:`Cache.key`): a file changed since is a miss (computed as usual), whatever the index
+    says. Unlike the entries it also holds the files no rule's token occurs in. After a run the
+    index is rewritten (atomically, temp file and rename) with exactly the rows of that run's
+    files, if they changed; an index that cannot be read or belongs to another fingerprint or
+    settings is empty, a damaged row is a miss. At most ``_MAX_TREES`` are kept.
+
+    **Compact.** The file is a header line (JSON: format, fingerprint, settings) then one line
+    per file, ``KEY ROW-JSON``. In memory a row stays its JSON bytes under the key's 32 bytes
+    (about 150 bytes a file, read or written) and is decoded only when a file's turn comes;
+    the new index is written line by line from those bytes.
     """
 
     __slots__ = ("cache", "path", "rows", "used", "dirty")
@@ -228,32 +234,47 @@ class Tree:
     def __init__(self, cache: Cache, path: str) -> None:
         self.cache = cache
         self.path = path
-        self.rows: Dict[str, List[Any]] = self._load()
-        self.used: Dict[str, List[Any]] = {}  # the rows of this run's files
+        self.rows: Dict[bytes, bytes] = self._load()  # the index as read: key digest -> row JSON
+        self.used: Dict[bytes, bytes] = {}  # the rows of this run's files
         self.dirty = False  # a row was added that the index did not hold
 
-    def _load(self) -> Dict[str, List[Any]]:
+    def _header(self) -> bytes:
+        return json.dumps({"format": FORMAT, "fingerprint": tool_fingerprint(), "settings": self.cache.settings},
+                          separators=(",", ":")).encode("utf-8")
+
+    def _load(self) -> Dict[bytes, bytes]:
+        rows: Dict[bytes, bytes] = {}
         try:
             with open(self.path, "rb") as handle:
-                document = json.loads(handle.read())
-            if (document["format"] == FORMAT and document["fingerprint"] == tool_fingerprint()
-                    and document["settings"] == self.cache.settings and isinstance(document["rows"], dict)):
-                return document["rows"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return {}
+                if handle.readline().rstrip(b"\n") != self._header():
+                    return {}
+                for line in handle:
+                    key, _, row = line.rstrip(b"\n").partition(b" ")
+                    if len(key) == 64 and row:
+                        rows[bytes.fromhex(key.decode("ascii"))] = row
+        except (OSError, ValueError):
+            return {}
+        return rows
 
     def get(self, key: str) -> Optional[List[Any]]:
         """The row stored under ``key`` (and kept for the next index), or None."""
-        row = self.rows.get(key)
-        if row is None or not isinstance(row, list) or len(row) != 5:
+        digest = bytes.fromhex(key)
+        text = self.rows.get(digest)
+        if text is None:
             return None
-        self.used[key] = row
+        try:
+            row = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(row, list) or len(row) != 5:
+            return None
+        self.used[digest] = text
         return row
 
     def put(self, key: str, row: List[Any]) -> None:
-        if key not in self.used:
-            self.used[key] = row
+        digest = bytes.fromhex(key)
+        if digest not in self.used:
+            self.used[digest] = json.dumps(row, separators=(",", ":")).encode("utf-8")
             self.dirty = True
 
     def save(self) -> None:
@@ -277,11 +298,11 @@ class Tree:
             fd, temp = tempfile.mkstemp(prefix=".tree.", suffix=".tmp", dir=directory)
         except OSError:
             return
-        document = {"format": FORMAT, "fingerprint": tool_fingerprint(), "settings": self.cache.settings,
-                    "rows": self.used}
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(json.dumps(document, separators=(",", ":")).encode("utf-8"))
+            with os.fdopen(fd, "wb") as handle:  # buffered: one line per file, no whole-index string
+                handle.write(self._header() + b"\n")
+                for digest, row in self.used.items():
+                    handle.write(b"%s %s\n" % (digest.hex().encode("ascii"), row))
             os.replace(temp, self.path)
         except OSError:
             try:
@@ -290,10 +311,21 @@ class Tree:
                 pass
 
 
+def read_tree(path: str) -> Dict[str, List[Any]]:
+    """The rows of the tree index file ``path``, decoded (tests, inspection)."""
+    rows = {}
+    with open(path, "rb") as handle:
+        handle.readline()
+        for line in handle:
+            key, _, row = line.rstrip(b"\n").partition(b" ")
+            rows[key.decode("ascii")] = json.loads(row)
+    return rows
+
+
 def _prune(directory: str, keep: int) -> None:
     """Remove all but the ``keep`` most recently written tree indexes of ``directory``."""
     try:
-        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+        names = [n for n in os.listdir(directory) if n.endswith(TREE_SUFFIX)]
         if len(names) <= keep:
             return
         dated = sorted(((os.stat(os.path.join(directory, n)).st_mtime, n) for n in names), reverse=True)

@@ -28,16 +28,21 @@ _IN_FLIGHT = 2  # files sent ahead to one worker (keeps it busy while the main p
 
 
 def _worker_main(conn: Any, settings: Settings, parent_pid: int) -> None:
+    from codemods._runner import per_file_gc
+
     _signals.worker_setup(parent_pid)
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            break
-        if task is None:
-            break
-        index, target = task
-        conn.send((index, process(settings, target)))
+    with per_file_gc() as sweep:  # a worker's memory stays flat too
+        while True:
+            try:
+                task = conn.recv()
+            except (EOFError, OSError):
+                break
+            if task is None:
+                break
+            index, target = task
+            conn.send((index, process(settings, target)))
+            del task, target
+            sweep()
     conn.close()
 
 
@@ -89,7 +94,7 @@ class Pool:
         # re-importing it; elsewhere the platform default.
         self.context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else multiprocessing.get_context()
         self.settings = settings
-        self.targets = list(targets)
+        self.targets = targets  # a sequence, not copied: Targets are made as they are sent
         self.jobs = max(1, min(jobs, len(self.targets)))
         self.workers: List[_Worker] = []
         self.crashes = 0
@@ -111,13 +116,17 @@ class Pool:
     def reports(self) -> Iterator[FileReport]:
         from multiprocessing.connection import wait
 
-        todo = deque(enumerate(self.targets))
+        todo: Deque[Tuple[int, Target]] = deque()  # files handed back by a worker that died
+        fresh = enumerate(self.targets)  # the others, taken as workers need them
         done: Dict[int, FileReport] = {}
         next_out = 0
         while next_out < len(self.targets):
             for worker in self.workers:
-                while todo and len(worker.tasks) < _IN_FLIGHT:
-                    worker.send(*todo.popleft())
+                while len(worker.tasks) < _IN_FLIGHT:
+                    task = todo.popleft() if todo else next(fresh, None)
+                    if task is None:
+                        break
+                    worker.send(*task)
             busy = {worker.conn: worker for worker in self.workers if worker.tasks}
             sentinels = {worker.process.sentinel: worker for worker in self.workers if worker.tasks}
             for ready in wait(list(busy) + list(sentinels)):

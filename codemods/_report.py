@@ -12,9 +12,9 @@ schema is in docs/cli.md (``SCHEMA`` below is its version).
 
 Memory stays flat in the number of files: each file's report is printed (text) and folded
 into a :class:`Tally` as it arrives, and nothing else of it is kept; in JSON mode its
-entries are serialised at once into a :class:`Spool` (on disk beyond a few MB) from which
-the document is streamed at the end, byte for byte what ``json.dumps(document,
-indent=2)`` gives.
+entries are serialised at once into a :class:`Spool` (on disk beyond 256 KB) from which
+the document is streamed at the end in writes of 64 KB, byte for byte what
+``json.dumps(document, indent=2)`` gives.
 
 Imports neither libcst nor TensorFlow. Longer than ~400 lines because it is all of the run's
 output in one place: per-file lines, diffs, the summary, and the streamed JSON document.
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PROG = "tfclip-migrate"
 SCHEMA = 1
+_WRITE_SIZE = 64 << 10  # characters per write of the JSON document (and per read of a spool file)
 
 
 def _fileno(stream: IO[str]) -> Optional[int]:
@@ -180,7 +181,7 @@ class Spool:
     """The entries of one JSON list, serialised as they come (indented for their place in
     the document) and kept in a temporary file once they pass ``max_size`` characters."""
 
-    def __init__(self, max_size: int = 4 << 20) -> None:
+    def __init__(self, max_size: int = 256 << 10) -> None:
         self.max_size = max_size
         self.count = 0
         self._parts: List[str] = []
@@ -214,7 +215,7 @@ class Spool:
         else:
             self._file.seek(0)
             while True:
-                chunk = self._file.read(1 << 20)
+                chunk = self._file.read(_WRITE_SIZE)
                 if not chunk:
                     break
                 yield chunk
@@ -378,10 +379,10 @@ class Reporter:
         stream = self.main_stream
         buffered: List[str] = []
         size = 0
-        for piece in pieces:  # in writes of about 1 MB
+        for piece in pieces:  # in writes of about _WRITE_SIZE characters
             buffered.append(piece)
             size += len(piece)
-            if size >= 1 << 20:
+            if size >= _WRITE_SIZE:
                 self._emit(stream, "".join(buffered))
                 buffered, size = [], 0
         self._emit(stream, "".join(buffered))

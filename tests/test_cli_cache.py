@@ -61,7 +61,7 @@ def entries() -> list:
 
 
 def trees() -> list:
-    return sorted(cache_dir().glob(f"*/{_cache.TREES}/*.json"))
+    return sorted(cache_dir().glob(f"*/{_cache.TREES}/*{_cache.TREE_SUFFIX}"))
 
 
 def run(capsys, *argv: str):
@@ -148,7 +148,7 @@ class TestNeverStale:
             path.write_bytes(damage)
         assert run(capsys, "check", ".", "-j1", "--format", "json") == cold
         assert all(json.loads(p.read_bytes())["key"] == p.parent.name + p.stem for p in entries())
-        assert all(json.loads(p.read_bytes())["rows"] for p in trees())
+        assert all(_cache.read_tree(p) for p in trees())
 
     def test_concurrent_runs_share_one_cache(self, tree):
         """Four runs at once on an empty cache all print the right thing; every entry is whole."""
@@ -160,7 +160,7 @@ class TestNeverStale:
         outputs = [proc.communicate(timeout=300)[0] for proc in procs]
         assert all(out == expected for out in outputs)
         assert entries() and all(json.loads(p.read_bytes()) for p in entries())
-        assert trees() and all(json.loads(p.read_bytes())["rows"] for p in trees())
+        assert trees() and all(_cache.read_tree(p) for p in trees())
         assert not [p for p in cache_dir().rglob("*.tmp")]
 
 
@@ -174,7 +174,7 @@ class TestTreeIndex:
         argv = ["check", ".", "-j", jobs, "--format", "json"]
         cold = run(capsys, *argv)
         assert len(trees()) == 1
-        index = json.loads(trees()[0].read_bytes())["rows"]
+        index = _cache.read_tree(trees()[0])
         assert len(index) == len(list(tree.iterdir()))  # every file, those without candidates too
         stamp = trees()[0].stat().st_mtime_ns
 
@@ -184,7 +184,7 @@ class TestTreeIndex:
         monkeypatch.setattr("codemods._runner.process", refuse)
         monkeypatch.setattr("codemods._pool.process", refuse)
         assert run(capsys, *argv) == cold
-        assert len(trees()) == 1 and json.loads(trees()[0].read_bytes())["rows"] == index
+        assert len(trees()) == 1 and _cache.read_tree(trees()[0]) == index
         assert trees()[0].stat().st_mtime_ns >= stamp
 
     @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -198,7 +198,28 @@ class TestTreeIndex:
         warm = run(capsys, *argv)
         assert "plain.py:2:5: TFC004" in warm[1] and "new.py:2:5: TFC004" in warm[1]
         assert warm == run(capsys, *argv, "--no-cache")
-        assert len(json.loads(trees()[0].read_bytes())["rows"]) == len(list(tree.iterdir()))
+        assert len(_cache.read_tree(trees()[0])) == len(list(tree.iterdir()))
+
+    def test_damaged_rows_are_misses(self, tree, capsys, monkeypatch):
+        """In an index whose header is intact, a row that is not a row (garbage, a cut last
+        line) is a miss: that file alone is processed, the others still come from the index,
+        and the output is the cold run's."""
+        argv = ["check", ".", "-j1", "--format", "json"]
+        cold = run(capsys, *argv)
+        path = trees()[0]
+        header, *lines = path.read_bytes().split(b"\n")[:-1]
+        assert len(lines) >= 3
+        lines[0] = lines[0].split(b" ")[0] + b" {not json"
+        lines[-1] = lines[-1][: len(lines[-1]) // 2]
+        path.write_bytes(b"\n".join([header, *lines]))
+        processed = []
+        from codemods import _runner
+
+        real_process = _runner.process
+        monkeypatch.setattr(_runner, "process", lambda *a, **k: processed.append(a[1]) or real_process(*a, **k))
+        assert run(capsys, *argv) == cold
+        assert len(processed) == 2
+        assert len(_cache.read_tree(path)) == len(lines) == len(list(tree.iterdir()))  # rewritten whole
 
     def test_a_few_named_files_keep_no_index(self, tree, capsys):
         """A pre-commit run over a few files writes no tree index (its path list changes with

@@ -156,6 +156,11 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
         raise SourceError(f"cannot parse: {exc.message} (line {exc.raw_line}, column {exc.raw_column})") from None
     except (RecursionError, ValueError) as exc:
         raise SourceError(f"cannot parse: {exc}") from None
+    if options.apply_fixes:
+        try:
+            module.config_for_parsing  # what libcst parses an added import with
+        except ValueError:  # e.g. an indentation that starts with a form feed: no fix can add an import
+            return _refused(source, options, path, 1, rule_set, prefilter)
     roundtrip = module.code  # libcst's rendering of the unchanged file (not always == source)
     # (diagnostics, index of the version the rule saw) -- positions are in that version
     found: List[Tuple[List[Diagnostic], int]] = []

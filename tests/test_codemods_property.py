@@ -169,3 +169,14 @@ def test_engine_on_hypothesmith_programs(program: str, snippet: str, imports: st
     except (SyntaxError, ValueError):
         assume(False)  # hypothesmith produced code this Python rejects
     _check(source, options)
+
+
+def test_form_feed_indentation_is_refused_not_a_crash():
+    """A module whose first indentation starts with a form feed (found by hypothesmith): libcst
+    cannot build an added import for it, so ``fix`` leaves the file unchanged and says why
+    (TFC900) instead of raising, and the finding is still reported."""
+    source = ("import tensorflow as tf\nclass A:\n\x0c pass\n"
+              "opt = tf.contrib.estimator.clip_gradients_by_norm(tf.train.AdamOptimizer(0.1), clip_norm=5.0)\n")
+    result = migrate_source(source, Options(), path="gen.py")
+    assert result.code == source and not result.changed
+    assert [d.code for d in result.diagnostics] == ["TFC900", "TFC001"]

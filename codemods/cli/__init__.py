@@ -1,0 +1,24 @@
+"""``tfclip-migrate``: the command over files, trees and notebooks (never imports TensorFlow).
+
+* :mod:`~codemods.cli.app` -- argument parsing and the subcommands (``main``);
+* :mod:`~codemods.cli.config`, :mod:`~codemods.cli.discovery` -- configuration and which files run;
+* :mod:`~codemods.cli.process`, :mod:`~codemods.cli.runner`, :mod:`~codemods.cli.pool` -- one file,
+  the run, worker processes;
+* :mod:`~codemods.cli.results` -- what processing one file produces (findings, the file's report);
+* :mod:`~codemods.cli.cache`, :mod:`~codemods.cli.writes`, :mod:`~codemods.cli.signals` -- results
+  cache, safe writes, clean stops;
+* :mod:`~codemods.cli.report` -- what is printed (text, JSON).
+"""
+
+from typing import Optional, Sequence
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``tfclip-migrate`` entry point (``codemods.cli.app.main``), imported on call so that
+    importing any module of this package never imports the whole command."""
+    from codemods.cli.app import main as run
+
+    return run(argv)
+
+
+__all__ = ["main"]

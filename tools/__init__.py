@@ -1,0 +1,1 @@
+"""Development tools (not shipped): rule pages generation."""

@@ -158,7 +158,7 @@ def render_equivalence(eq: Dict[str, Any], goals: Goals, body: List[str], number
                 "rules whose sites occur) and without it (`prefilter=False`: every rule on every file), compared: "
                 "rewritten bytes and diagnostics (`benchmarks/_equivalence.py`). *By design* counts the files the "
                 "pre-filter never parses (no candidate token) that the reference reports as unparsable (TFC900; "
-                "docs/cli.md: such files are not reported). The fixtures are compared by `tests/test_prefilter.py`.")
+                "docs/cli.md: such files are not reported). The fixtures are compared by `tests/codemods/test_prefilter.py`.")
     body.append("")
     body.append("| tree / mode | files | identical | by design | mismatches | seconds |")
     body.append("|---|---|---|---|---|---|")

@@ -54,7 +54,7 @@ INTRO = """# Benchmarks
 Written by `python benchmarks/run.py --corpus DIR` (do not edit by hand: rerun it). Each goal of
 issue 12 is a ratio to a yardstick measured in the same run: contenders interleaved round by
 round, medians of the rounds, CPU time beside wall time (the machine is shared, so wall time is
-noisy). `--quick` is the smoke run the test suite uses (`tests/test_benchmarks_smoke.py`); its
+noisy). `--quick` is the smoke run the test suite uses (`tests/codemods/test_benchmarks_smoke.py`); its
 figures are not for publication. How each number is obtained is said above its table; the
 scripts are `run.py` (sections, this file), `_migration.py` / `_migration_report.py` (our tool),
 `_shim_section.py` / `_shim_bench.py` (the runtime shim), `_equivalence.py` (fast path vs

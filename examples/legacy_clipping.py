@@ -14,7 +14,7 @@ It does not run on TensorFlow 2 as written (``tf.contrib`` is gone). See what
 End to end on TF 2: ``tfclip-migrate fix`` and ``tf_upgrade_v2 --inplace`` (either order),
 plus ``tf.compat.v1.disable_eager_execution()`` after the TensorFlow import (graph-mode code).
 Weights and data are seeded, so every run prints the same figures (TF 2.21, x86-64 CPU:
-encoder loss 1.6761 at step 0, 0.0810 at step 150; ``tests/test_examples.py`` runs it).
+encoder loss 1.6761 at step 0, 0.0810 at step 150; ``tests/proofs/test_examples.py`` runs it).
 """
 import numpy as np
 import tensorflow as tf

@@ -1,4 +1,4 @@
-"""Fixture discovery and the ``# fixture-options:`` line (used by tests/test_fixtures.py).
+"""Fixture discovery and the ``# fixture-options:`` line (used by tests/codemods/test_fixtures.py).
 
 Kept apart from the test module so tools can regenerate/inspect fixtures without
 collecting tests. Conventions: ``fixtures/README.md``.

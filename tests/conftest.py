@@ -1,8 +1,8 @@
-"""Test session setup.
+"""Test session setup shared by every test folder.
 
-When TensorFlow is installed, split the host CPU into two logical devices before the
-runtime starts, so ``tf.distribute.MirroredStrategy`` tests have two real replicas.
-Tests that must not import TensorFlow (the CLI, the codemods) check that in a subprocess.
+``tests/`` is on ``sys.path`` (``pythonpath`` in ``pyproject.toml``): the shared support modules
+(``_equivalence``, ``_cli_rules``, ``reference``...) import by their plain names from any folder.
+TensorFlow is set up only by the folders that run it (``tests/_tf_devices.py``).
 """
 
 import os
@@ -17,30 +17,3 @@ def _tfclip_migrate_cache(tmp_path_factory, monkeypatch):
     """tfclip-migrate's result cache: a fresh directory for each test (and the subprocesses it
     starts), never the user's ~/.cache, and never a result computed by another test."""
     monkeypatch.setenv("TFCLIP_MIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("tfclip-cache")))
-
-
-try:  # noqa: SIM105 - TensorFlow is an optional extra
-    import tensorflow as tf
-except ImportError:  # pragma: no cover - the dev extra always installs it
-    tf = None
-
-if tf is not None:
-    _cpus = tf.config.list_physical_devices("CPU")
-    tf.config.set_logical_device_configuration(
-        _cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
-    )
-
-
-if tf is not None:
-
-    @pytest.fixture(scope="session")
-    def two_replica_strategy():
-        """The one ``MirroredStrategy`` over the 2 logical CPUs, shared by every test.
-
-        Several MirroredStrategy objects in one process reuse collective instance keys and
-        abort each other's collectives ("Shape mismatch in the collective instance"), so all
-        distributed tests in the session must use this one.
-        """
-        devices = tf.config.list_logical_devices("CPU")
-        assert len(devices) >= 2, "conftest failed to create 2 logical CPUs"
-        return tf.distribute.MirroredStrategy([d.name for d in devices[:2]])

@@ -11,7 +11,7 @@ The rule files are read with :mod:`ast`, not imported: this module imports neith
 nor TensorFlow, so the pages can be (re)generated and checked in any environment. That
 asks one thing of a rule file: its class body spells ``CODE``, ``NAME`` and ``SUMMARY`` as
 string literals (``PHASE`` as ``Phase.<NAME>``), which every rule does.
-``tests/test_rule_pages.py`` proves each page carries exactly what ``tfclip-migrate rules``
+``tests/codemods/test_rule_pages.py`` proves each page carries exactly what ``tfclip-migrate rules``
 prints, in the order it lists the rules, and fails when a page is stale::
 
     python -m tools.rule_pages           # write docs/rules/ (and remove pages of codes gone)
@@ -54,7 +54,7 @@ class RuleDoc(NamedTuple):
 
     @property
     def cli_text(self) -> str:
-        """What ``tfclip-migrate rules CODE`` prints (``codemods.cli._cmd_rules``)."""
+        """What ``tfclip-migrate rules CODE`` prints (``codemods.cli.app._cmd_rules``)."""
         return f"{self.code} ({self.name})\n\n{self.doc or self.summary}\n"
 
     @property

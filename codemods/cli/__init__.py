@@ -10,15 +10,15 @@
 * :mod:`~codemods.cli.report` -- what is printed (text, JSON).
 """
 
-from typing import Optional, Sequence
+from typing import Any
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The ``tfclip-migrate`` entry point (``codemods.cli.app.main``), imported on call so that
+def main(*args: Any, **kwargs: Any) -> int:
+    """The ``tfclip-migrate`` entry point: :func:`codemods.cli.app.main`, imported on call so that
     importing any module of this package never imports the whole command."""
     from codemods.cli.app import main as run
 
-    return run(argv)
+    return run(*args, **kwargs)
 
 
 __all__ = ["main"]

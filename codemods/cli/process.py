@@ -109,7 +109,7 @@ def _may_contain_targets(text: str, settings: Settings) -> bool:
 
 
 # The last names of the removed clipping APIs (codemods.rules.tfnames.CONTRIB_TO_SHIM, which imports
-# libcst: spelled out here so that this module does not; tests/test_cli_partial_notebooks.py
+# libcst: spelled out here so that this module does not; tests/codemods/test_cli_partial_notebooks.py
 # checks the two agree).
 REMOVED_CLIPPING_NAMES = ("adaptive_clipping_fn", "add_gradients_summaries", "clip_gradient_norms",
                           "clip_gradient_norms_fn", "clip_gradients_by_norm", "create_train_op",

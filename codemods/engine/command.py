@@ -28,7 +28,7 @@ pre-commit ``check`` of a training script. The rules use only a small part of th
 ``CodemodContext`` and calls ``transform_module``); ``codemods.engine.base`` registers the rule
 base as a virtual ``CodemodCommand`` when ``libcst.codemod`` is already loaded
 (as under ``libcst.tool``), so ``python -m libcst.tool list`` lists the rules.
-``tests/test_command.py`` checks these against libcst's own classes.
+``tests/codemods/test_command.py`` checks these against libcst's own classes.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from libcst.metadata import MetadataWrapper
 __all__ = ["Command", "RuleContext"]
 
 # The ``context.scratch`` keys of libcst's import visitors (``AddImportsVisitor.CONTEXT_KEY``,
-# ``RemoveImportsVisitor.CONTEXT_KEY``; ``tests/test_command.py`` checks they still are).
+# ``RemoveImportsVisitor.CONTEXT_KEY``; ``tests/codemods/test_command.py`` checks they still are).
 ADD_IMPORTS_KEY = "AddImportsVisitor"
 REMOVE_IMPORTS_KEY = "RemoveImportsVisitor"
 

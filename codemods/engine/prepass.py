@@ -22,7 +22,7 @@ which is all libcst's ``QualifiedNameProvider`` resolves (it does not follow pla
 assignments). The text stage is implied by the ast stage (an identifier in the tree is
 a substring of the text), so the two agree on every file the ast stage accepts.
 
-Soundness is tested: ``tests/test_prepass.py`` runs every fixture with and without the
+Soundness is tested: ``tests/codemods/test_prefilter.py`` runs every fixture with and without the
 pre-pass and demands identical output; ``benchmarks/run.py`` does the same on the corpus.
 
 Imports neither libcst nor TensorFlow. Longer than ~400 lines because the vocabulary (one

@@ -3,7 +3,7 @@ positions in the file as it was read.
 
 libcst reproduces almost every module exactly (``parse_module(s).code == s``), but not
 all: ``except (A, B) :`` loses the space before the colon, a form feed before a statement
-is dropped, a final lone CR is dropped (see tests/test_cli_bytes.py for the list). When
+is dropped, a final lone CR is dropped (see tests/codemods/test_cli_bytes.py for the list). When
 the round trip is inexact, :func:`splice` applies the rules' edits (round trip ->
 rewritten) to the original text instead, line by line; where an edit touches a line the
 round trip itself changed, it gives up (:class:`SpliceConflict`) and the engine leaves

@@ -38,7 +38,7 @@ K = 3
 # TFC104 is not among them: it converts an optimizer only where its state cannot be in a
 # checkpoint (no Checkpoint/Saver names it, it is local and does not escape), so there is no
 # checkpoint to round-trip; `restore_v1_optimizer_state` covers moving such state by hand
-# (tests/test_restore_v1_optimizer_state.py).
+# (tests/shim/test_restore_v1_optimizer_state.py).
 KINDS = ("TFC001", "TFC002", "TFC003", "TFC004", "TFC101", "TFC102", "TFC103")
 # grammar tag -> the rewrite kind it normally triggers (used only to pick the sample)
 TAG_KINDS = {

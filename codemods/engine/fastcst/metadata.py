@@ -13,7 +13,7 @@ holding a node, or a sequence of nodes, in order.
 traversal, a closure and a lazy object per node, though rules ask about a few hundred
 nodes. :class:`QualifiedNames` is the same mapping (the same keys: every node of the
 module; the same value for each, computed by the same call on first use) without the
-traversal. ``tests/test_metadata.py`` checks both mappings are identical to libcst's on
+traversal. ``tests/codemods/test_metadata.py`` checks both mappings are identical to libcst's on
 every fixture.
 
 The engine puts the result into its shared ``MetadataWrapper`` before any rule asks for

@@ -7,7 +7,7 @@ syntactic range, and a regular-expression split of every token. Rules ask for th
 positions of the few nodes they report. :class:`Positions` runs the same code generation
 with the same bookkeeping on plain tuples (a token without a line break moves the column
 only; the context manager is a small class) and makes the ``CodeRange`` of a node when it
-is asked for. The ranges are libcst's, node for node: ``tests/test_metadata.py`` compares
+is asked for. The ranges are libcst's, node for node: ``tests/codemods/test_metadata.py`` compares
 them on every fixture.
 """
 

@@ -15,7 +15,7 @@ order of each node class is recorded from libcst itself (one run of its own
 ``_visit_and_replace_children`` with a recorder, the first time a class is seen).
 Transformers are untouched (they rebuild by design). Classes whose field visits depend on
 the values (f-string expressions visit ``format_spec`` only when present) keep libcst's
-code. ``tests/test_fastvisit.py`` compares the full callback traces and ``children`` of both
+code. ``tests/codemods/test_metadata.py`` compares the full callback traces and ``children`` of both
 paths on every fixture.
 """
 

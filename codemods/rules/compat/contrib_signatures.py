@@ -3,7 +3,7 @@
 Data only, apart from the engine (``codemods/rules/compat/shim_rewrite.py``). The compat rules bind
 every call site's arguments against these signatures: a call TF 1.15 itself would have
 rejected, or one whose arguments cannot be seen (``*args``, ``**kwargs``), is reported
-and left untouched. ``tests/test_codemods_compat_spec.py`` checks this table against
+and left untouched. ``tests/codemods/test_codemods_compat.py`` checks this table against
 the real ``tfclip_compat`` signatures, so the table cannot drift from the shim.
 
 Sources: ``tensorflow/contrib/estimator/python/estimator/extenders.py``,
@@ -113,7 +113,7 @@ HELPERS: Dict[str, HelperSpec] = {
         ("increment_global_step", O),
         # `gradient_noise_scale` is safe: the shim creates the same `truncated_normal` ops as
         # contrib, in the same order, so under a graph seed it draws the same numbers
-        # (tests/test_equivalence_compat.py checks it bit for bit).
+        # (tests/proofs/test_equivalence_compat.py checks it bit for bit).
     ),
     "adaptive_clipping_fn": _spec(
         "adaptive_clipping_fn",

@@ -26,7 +26,7 @@ from codemods.engine.fastcst.visit import fast_visits
 from codemods.engine.fastcst.metadata import QualifiedNames, parent_map
 from codemods.engine.fastcst.positions import Positions
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
 
 # Syntax the fixtures may lack: f-strings with and without format specs (libcst visits

@@ -22,7 +22,7 @@ from codemods.rules.tfc002_contrib_training import ContribTraining
 from codemods.rules.tfc003_contrib_optimize_loss import ContribOptimizeLoss
 from codemods.rules.tfc004_clip_by_average_norm import ClipByAverageNorm
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPAT_RULES = (ContribClipGradientsByNorm, ContribTraining, ContribOptimizeLoss, ClipByAverageNorm)
 RUFF_HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
 

@@ -31,7 +31,7 @@ from _cli_rules import RenameRule
 from codemods.cli.report import unified_diff
 from codemods.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 LEGACY = "import numpy as np\n\n\ndef step(x):\n    return legacy_clip(x, 1.0)\n"

@@ -1,6 +1,6 @@
 """CONTRIBUTING.md cannot drift: it is short, points to the engine page, every command it shows
 names something that exists (and the generators' checks pass), and its lint command is run here.
-Its rule file and fixtures are run by tests/test_registry.py::TestAddingARule."""
+Its rule file and fixtures are run by tests/codemods/test_registry.py::TestAddingARule."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import List
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "CONTRIBUTING.md"
 SCRIPT_DIR = Path(sys.executable).parent
 

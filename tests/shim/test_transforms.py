@@ -347,7 +347,7 @@ def test_bad_arguments_name_the_argument():
 # ---------------------------------------------------------------------------- example
 def test_clip_stats_example_writes_event_files(tmp_path):
     """examples/clip_stats_tensorboard.py writes the clip statistics as scalars to event files."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.run(
         [sys.executable, str(root / "examples" / "clip_stats_tensorboard.py"), "--logdir", str(tmp_path),

@@ -23,7 +23,7 @@ def _two_replica_strategy():
 
     It reduces with ``ReductionToOneDevice`` rather than collective ops: collective instance
     keys are process-global, and a second collective-based strategy in the same pytest process
-    (tests/test_distributed.py has one) aborts with "Shape mismatch in the collective
+    (tests/shim/test_distributed.py has one) aborts with "Shape mismatch in the collective
     instance". The aggregation is the same all-reduce (SUM) seen by the transforms.
     """
     devices = tf.config.list_logical_devices("CPU")

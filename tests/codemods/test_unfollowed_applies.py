@@ -7,7 +7,7 @@ from pathlib import Path
 
 from codemods.api import migrate_source
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "TFC202"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "TFC202"
 
 
 def _messages(name: str) -> dict:

@@ -27,7 +27,7 @@ from typing import Dict
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EQUIVALENT = "equivalent"
 
 # fixtures/<CODE>/soundness_<name>.before.py (rewritten) or .noop.py (declined) -> what must happen:
@@ -91,8 +91,8 @@ def test_every_soundness_fixture_has_an_expectation() -> None:
 def verdicts() -> Dict[str, dict]:
     cases = [{"name": name, "source": source(name)} for name in CASES]
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
-    root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("_soundness_worker.py"))],
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "_soundness_worker.py")],
                           input=json.dumps(cases), capture_output=True, text=True, env=env, cwd=root, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.split("@@RESULTS@@", 1)[1])

@@ -73,9 +73,9 @@ def trained() -> Dict[str, dict]:
         kind = "eager" if "enable_eager_execution" in example else "graph"
         cases.append({"code": rule.CODE, "kind": kind, "example": example, "use_instead": use_instead})
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    worker = Path(__file__).with_name("_rule_docs_worker.py")
+    worker = Path(__file__).resolve().parents[1] / "_rule_docs_worker.py"
     proc = subprocess.run([sys.executable, str(worker)], input=json.dumps(cases), capture_output=True, text=True,
-                          env=env, cwd=Path(__file__).resolve().parent.parent, timeout=600)
+                          env=env, cwd=Path(__file__).resolve().parents[2], timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.split("@@RESULTS@@", 1)[1])
 

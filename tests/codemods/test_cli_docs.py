@@ -15,7 +15,7 @@ from typing import List, Tuple
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 SCRIPT_DIR = Path(sys.executable).parent
 
 pytestmark = pytest.mark.skipif(

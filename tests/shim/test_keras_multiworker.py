@@ -21,7 +21,7 @@ import numpy as np
 
 from _keras_fit_lib import fit_one_device, keras_sgd_global_clipnorm, max_abs_diff, ours_sgd
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # tests/: the shared support modules
 REPO = TESTS.parent
 
 _WORKER = textwrap.dedent(

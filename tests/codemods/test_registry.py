@@ -123,7 +123,7 @@ def test_base_classes_are_not_checked():
 # --------------------------------------------------------------------------------------
 # the walkthrough: adding a rule is one file
 
-GUIDE = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
+GUIDE = Path(__file__).resolve().parents[2] / "CONTRIBUTING.md"
 
 
 def guide_files() -> Dict[str, str]:
@@ -223,7 +223,7 @@ class TestAddingARule:
         assert doc.startswith("TFC105 (legacy-clip)\n\n## What it does") and "## Fix safety" in doc
 
     def test_the_guides_fixtures_pass(self, demo_package):
-        """CONTRIBUTING.md's fixtures hold for its rule as tests/test_fixtures.py checks them: the
+        """CONTRIBUTING.md's fixtures hold for its rule as tests/codemods/test_fixtures.py checks them: the
         before file becomes exactly the after file, a second run changes nothing, the look-alike
         stays byte-identical and unreported."""
         rules = _registry.discover(demo_package).rules
@@ -237,7 +237,7 @@ class TestAddingARule:
         assert noop.code == cases["method.noop.py"] and noop.diagnostics == []
 
     def test_the_guides_docs_hold(self, demo_package, tmp_path, capsys):
-        """The rule's Example becomes its Use instead (what tests/test_rule_docs.py checks for real
+        """The rule's Example becomes its Use instead (what tests/proofs/test_rule_docs.py checks for real
         rules), and `python -m tools.rule_pages` renders its page from the file's text."""
         from tools import rule_pages as _docs
 

@@ -17,7 +17,7 @@ import pytest
 
 from codemods.engine import registry as _registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SCRIPT_DIR = Path(sys.executable).parent
 MAX_BYTES = 10 * 1024

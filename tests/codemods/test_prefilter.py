@@ -32,7 +32,7 @@ from codemods.engine.prepass import (
 )
 from codemods.api import Options, SourceError, migrate_source
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(
     p for p in (ROOT / "fixtures").rglob("*.py") if p.name.endswith((".before.py", ".noop.py"))
 ) + sorted((ROOT / "examples").glob("*.py"))

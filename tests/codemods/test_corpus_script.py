@@ -20,7 +20,7 @@ from typing import Any, Dict
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "corpus.py"
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the script uses resource / process groups (POSIX)")

@@ -22,7 +22,7 @@ from codemods.cli import cache as _cache
 from codemods.cli.report import Reporter, Spool
 from codemods.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEED = (
     "import tensorflow as tf\n\n"
     "original_optimizer = tf.train.AdamOptimizer(learning_rate=0.01)\n"

@@ -21,7 +21,7 @@ from typing import Dict
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SEED = (
     "import tensorflow as tf\n\n"
     "original_optimizer = tf.train.AdamOptimizer(learning_rate=learning_rate)\n"

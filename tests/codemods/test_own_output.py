@@ -20,7 +20,7 @@ from _fixtures_lib import Case, discover, parse_options
 from codemods.api import migrate_source
 from codemods.engine.core import FixSafety
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REWRITES = [case for case in discover(FIXTURES) if case.expected is not None]
 
 

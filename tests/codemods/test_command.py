@@ -30,7 +30,7 @@ from codemods.engine.command import Command, RuleContext
 from codemods.engine.core import Options, Phase
 from codemods.engine.prepass import calls
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 DOC = """A test rule.
 
@@ -204,7 +204,7 @@ def test_libcst_tool_lists_the_rules() -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     for rule in _registry.RULES:
-        assert f"{rule.__module__.split('.', 1)[1]}.{rule.__name__} - {rule.SUMMARY}" in proc.stdout
+        assert f"{rule.__module__.split('.', 2)[2]}.{rule.__name__} - {rule.SUMMARY}" in proc.stdout
 
 
 # -- faster equivalents of matchers and visitors ---------------------------------------------

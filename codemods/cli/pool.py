@@ -22,14 +22,13 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from codemods.cli import signals as _signals
 from codemods.cli.discovery import Target
+from codemods.cli.memory import per_file_gc
 from codemods.cli.process import FileReport, Settings, crashed, process
 
 _IN_FLIGHT = 2  # files sent ahead to one worker (keeps it busy while the main process writes)
 
 
 def _worker_main(conn: Any, settings: Settings, parent_pid: int) -> None:
-    from codemods.cli.runner import per_file_gc
-
     _signals.worker_setup(parent_pid)
     with per_file_gc() as sweep:  # a worker's memory stays flat too
         while True:

@@ -10,17 +10,15 @@ summary of what was written and exits with 128 + the signal number.
 Memory stays flat in the number of files: a report is dropped once reported, and the
 cyclic garbage a file leaves (libcst's metadata holds reference cycles, freed only by a
 full collection, which Python runs rarely: two or three dead modules could pile up) is
-collected right after the file, cheaply, by :func:`per_file_gc`.
+collected right after the file, cheaply, by :func:`codemods.cli.memory.per_file_gc`.
 
 Imports neither libcst nor TensorFlow.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from array import array
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -28,6 +26,7 @@ from codemods.cli import signals as _signals
 
 from codemods.cli import writes as _writes
 from codemods.cli.discovery import Target
+from codemods.cli.memory import per_file_gc
 from codemods.cli.process import FileReport, Settings, process
 from codemods.cli.report import PROG
 
@@ -41,28 +40,6 @@ class RunResult:
     not_processed: List[Target] = field(default_factory=list)
     interrupted: Optional[_signals.Interrupted] = None
     crashes: int = 0  # worker processes that died (each named in its file's report)
-
-
-@contextmanager
-def per_file_gc() -> Iterator[Callable[[], None]]:
-    """A ``sweep()`` to call after each file: it collects the garbage the file left and
-    freezes what survives (``gc.freeze``), so the next sweep and Python's own full
-    collections scan only what later files allocate -- a sweep costs about a millisecond,
-    not a full collection over the loaded engine. Everything frozen is unfrozen on exit.
-    A no-op when the garbage collector is disabled or the caller froze objects itself
-    (its freeze is its own business)."""
-    if not gc.isenabled() or gc.get_freeze_count():
-        yield lambda: None
-        return
-
-    def sweep() -> None:
-        gc.collect()
-        gc.freeze()
-
-    try:
-        yield sweep
-    finally:
-        gc.unfreeze()
 
 
 def write_report(report: FileReport, target: Target) -> None:

@@ -26,8 +26,6 @@ KNOWN_CYCLES: List[Set[str]] = [
      "codemods.rules.tape.walker"},
     {"codemods.rules.tape.applies", "codemods.rules.tape.planner", "codemods.rules.tape.rule",
      "codemods.rules.tape.unfollowed"},
-    # per_file_gc lives in the runner; the pool needs it
-    {"codemods.cli.pool", "codemods.cli.runner"},
 ]
 
 

@@ -1,6 +1,6 @@
 """What keeps a run's memory flat in the number of files: the compact file list
 (``codemods.cli.discovery.Targets``) and the per-file garbage collection
-(``codemods.cli.runner.per_file_gc``). The memory figures themselves are measured by
+(``codemods.cli.memory.per_file_gc``). The memory figures themselves are measured by
 ``benchmarks/run.py --only scaling``, not asserted here.
 """
 
@@ -16,7 +16,7 @@ from codemods.cli import config as _config
 
 from codemods.cli import discovery as _discovery
 from codemods.cli.discovery import Target, Targets
-from codemods.cli.runner import per_file_gc
+from codemods.cli.memory import per_file_gc
 
 
 def _tree(root):

@@ -280,3 +280,21 @@ def test_every_referenced_module_test_and_file_exists() -> None:
             if not re.search(rf"\b{re.escape(rest[0])}\b", source):
                 missing.append(f"{where}: {ref} ({rest[0]} is not in {'.'.join(parts[:cut])})")
     assert not missing, "\n".join(sorted(set(missing)))
+
+
+def test_registry_discovers_only_its_own_rules(tmp_path: Path) -> None:
+    """Run from a project with its own ``codemods`` folder (a namespace package that shadows the
+    name ``codemods`` for a plain import), ``python -m codemods.cli rules`` still lists exactly the
+    rules shipped beside the registry (it used to walk the user's folder and crash)."""
+    user = tmp_path / "codemods"
+    user.mkdir()
+    (user / "tfc999_user_rule.py").write_text("raise SystemExit('the user module was imported')\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    installed = subprocess.run([sys.executable, "-c", "import codemods.cli.app"], cwd=tmp_path, env=env,
+                               capture_output=True, timeout=60).returncode == 0
+    if not installed:  # e.g. a checkout run with PYTHONPATH instead of `pip install -e .`
+        env["PYTHONPATH"] = f"{tmp_path}:{ROOT}"
+    proc = subprocess.run([sys.executable, "-m", "codemods.cli", "rules"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "TFC101" in proc.stdout and "TFC999" not in proc.stdout

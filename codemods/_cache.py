@@ -369,12 +369,13 @@ def settings_text(options: Any, *, diff: bool, report_unparsable: bool, max_size
 def encode_findings(findings: List[Any]) -> List[List[Any]]:
     """Findings as JSON lists (the path is left out: the entry is found by content)."""
     return [[f.diagnostic.line, f.diagnostic.col, f.diagnostic.code, f.diagnostic.message,
-             f.diagnostic.fix.value, f.diagnostic.applied, f.cell] for f in findings]
+             f.diagnostic.fix.value, f.diagnostic.applied, f.cell, f.diagnostic.end_line, f.diagnostic.end_col]
+            for f in findings]
 
 
 def decode_findings(rows: List[List[Any]], display: str) -> List[Any]:
     from codemods._core import Diagnostic, FixSafety
     from codemods._process import Finding
 
-    return [Finding(Diagnostic(display, line, col, code, message, FixSafety(fix), applied), cell)
-            for line, col, code, message, fix, applied, cell in rows]
+    return [Finding(Diagnostic(display, line, col, code, message, FixSafety(fix), applied, end_line, end_col), cell)
+            for line, col, code, message, fix, applied, cell, end_line, end_col in rows]

@@ -310,8 +310,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     if unsafe_refusal is not None:
         _add(report, _unparsable(settings, display, f"unsafe fixes cannot be applied: {unsafe_refusal}"))
     for diag in result.diagnostics:
-        cell_number, line = program.locate(diag.line)
-        diag = dataclasses.replace(diag, line=line)
+        cell_number, diag = program.locate_diagnostic(diag)
         if not diag.applied and (notes and diag.fix is not FixSafety.NONE
                                  or unsafe_refusal is not None and diag.fix is FixSafety.UNSAFE):
             diag = dataclasses.replace(diag, fix=FixSafety.NONE)  # `fix` cannot apply it here

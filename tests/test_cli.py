@@ -271,7 +271,9 @@ class TestFixModes:
             (7, 1, "TFC990", "none", False),
         ]
         assert {r["path"] for r in rows} == {"a.py"}
-        assert set(rows[0]) == {"path", "line", "col", "code", "message", "fix", "applied", "cell"}
+        assert set(rows[0]) == {"path", "line", "col", "code", "message", "fix", "applied", "cell", "end_line", "end_col",
+                                "edits"}
+        assert (rows[0]["end_line"], rows[0]["end_col"], rows[0]["edits"]) == (5, 31, None)  # `legacy_clip(x, 1.0)`: columns 12-30
 
     def test_json_fix_marks_applied(self, tree, capsys):
         """In `fix --format json` applied fixes are listed with `applied: true`."""

@@ -6,6 +6,7 @@ from typing import ClassVar, Dict, List, Optional
 
 import libcst as cst
 
+from codemods._shim_optimizers import built_by_shim
 from codemods._analysis import has_comment, is_literal
 from codemods._core import FixSafety, Phase
 from codemods._prepass import Spec, method_calls
@@ -98,6 +99,10 @@ class MinimizeToTape(GradientSiteRule):
 
     @classmethod
     def plan(cls, planner: Planner, site: Statement, call: cst.Call) -> Optional[Plan]:
+        if built_by_shim(planner.facts, call.func.value):  # type: ignore[attr-defined]
+            # tfclip_compat's own optimizer (`tfc.wrap_optimizer(...)`): the compat form already,
+            # no TF1 site (a look-alike: matched, so the planner does not call it a stray call).
+            return None
         info = planner.optimizer(call.func.value)  # type: ignore[attr-defined]
         planner.module_gate()
         from codemods.tape import optimizers

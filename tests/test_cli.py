@@ -141,7 +141,7 @@ class TestExitCodes:
             pytest.param(["check", "--select", "XYZ1", "a.py"], "unknown rule code or prefix 'XYZ1'", id="bad-select"),
             pytest.param(["fix", "--add-clip-norm", "-1", "a.py"], "must be a finite number > 0", id="bad-norm"),
             pytest.param(["fix", "--add-clip-norm", "nan", "a.py"], "must be a finite number > 0", id="nan-norm"),
-            pytest.param(["check", "--jobs", "-3", "a.py"], "must be >= 0", id="bad-jobs"),
+            pytest.param(["check", "--jobs", "-3", "a.py"], "must be >= 1", id="bad-jobs"),
             pytest.param(["check", "--select", "", "a.py"], "--select: empty rule selection", id="empty-select"),
             pytest.param(["check", "--select", " , ", "a.py"], "--select: empty rule selection", id="blank-select"),
             pytest.param(["check", "--max-file-size", "huge", "a.py"], "expected a size such as 4M", id="bad-size"),

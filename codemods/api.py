@@ -171,7 +171,10 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     prefill(wrapper, parents)
     cache: dict = {}
-    first = (module, wrapper, cache)  # the text as read: what a report rule blames (below)
+    # The text as read, for the report rules that run after a rewrite (below); held only while
+    # one is still to run in a `fix`.
+    reports_left = sum(rule.PHASE == Phase.REPORT for rule in run) if options.apply_fixes else 0
+    first: Optional[Tuple[Any, Any, dict]] = (module, wrapper, cache) if reports_left else None
 
     def apply(rule: type, module: Any, wrapper: Any, cache: dict, code: str, apply_fixes: bool) -> Tuple[Any, list]:
         context = RuleContext(
@@ -190,6 +193,8 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
         return new_module, list(context.scratch.get(DIAGNOSTICS_KEY, []))
 
     for rule in run:
+        if rule.PHASE == Phase.REPORT:
+            reports_left -= 1
         if prefilter and not rule.may_apply(versions[-1]):
             continue
         if wrapper.module is not module:
@@ -197,7 +202,8 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
             prefill(wrapper, parents)
             cache = {}
         new_module, diagnostics = apply(rule, module, wrapper, cache, versions[-1], options.apply_fixes)
-        if rule.PHASE == Phase.REPORT and len(versions) > 1 and (not prefilter or rule.may_apply(versions[0])):
+        if (first is not None and rule.PHASE == Phase.REPORT and len(versions) > 1
+                and (not prefilter or rule.may_apply(versions[0]))):
             # A report rule ran on code other rules rewrote: its reasons may name the tool's own
             # inserted lines (`tf.GradientTape()` (line 11)). Each finding it makes at a site of
             # the user's code is reported as the same rule reports it on the text as read (what
@@ -206,6 +212,8 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
             found.append((diagnostics, 0))
         else:
             found.append((diagnostics, len(versions) - 1))
+        if not reports_left:
+            first = None
         if new_module is module:
             continue  # the rule returned the tree it was given: nothing changed
         new_code = new_module.code

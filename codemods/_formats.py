@@ -349,13 +349,30 @@ def show_fixes_text(fixed: Sequence[Tuple[str, Counter]], names: Dict[str, str],
 # the migration report (--report-file)
 
 # Parts of a reason that differ from site to site: code in backticks, "(line N)" / "(cell C, line M)".
-_SPECIFIC = re.compile(r"`[^`]*`|\((?:cell \d+, )?line \d+\)")
+_SPECIFIC = re.compile(r"`([^`]*)`|\((?:cell \d+, )?line \d+\)")
+# Code in backticks that names an API, not the user's code: kept in a reason.
+_API = re.compile(r"(with )?(tf|tfclip_compat|keras|tf_keras)(\.\w+)+(\(\))?")
+_API_WORDS = frozenset({
+    "minimize", "compute_gradients", "apply_gradients", "tape.gradient", "clip_gradients_by_norm",
+    "var_list", "global_step", "grad_loss", "gate_gradients", "aggregation_method",
+    "colocate_gradients_with_ops", "*args", "**kwargs", "clipnorm", "global_clipnorm", "clipvalue",
+})
+
+
+def _generic(match: "re.Match[str]") -> str:
+    span = match.group(1)
+    if span is None:
+        return "(line …)"
+    if span in _API_WORDS or _API.fullmatch(span):
+        return match.group(0)
+    return "`…`"
 
 
 def reason_key(code: str, message: str) -> str:
-    """The reason behind a finding, its site-specific parts (code, line numbers) replaced by
-    ``…``, so that the same cause at 40 sites counts as one reason 40 times."""
-    return f"{code}: " + re.sub(r"\s+", " ", _SPECIFIC.sub("`…`", message)).strip()
+    """The reason behind a finding, its site-specific parts -- the user's code in backticks,
+    line numbers -- replaced by ``…`` (API names in backticks are kept), so that the same
+    cause at 40 sites counts as one reason 40 times."""
+    return f"{code}: " + re.sub(r"\s+", " ", _SPECIFIC.sub(_generic, message)).strip()
 
 
 class MigrationReport:
@@ -375,17 +392,21 @@ class MigrationReport:
         self.files_with_findings = 0
         self.files = 0
 
-    def add(self, report: "FileReport") -> None:
+    def add(self, report: "FileReport", fixable: Callable[["Finding"], bool]) -> None:
+        """One file. ``fixable``: whether `fix` (with these options) would fix a finding that
+        `check` reports."""
         self.files += 1
         if not report.findings and report.status not in ("error", "skipped"):
             return
-        done = "rewritten" if self.mode == "write" else "would be rewritten"
-        fixed = [f for f in report.findings if f.diagnostic.applied]
-        left = [f for f in report.findings if not f.diagnostic.applied]
+        done = "rewritten" if self.mode == "write" else "would be rewritten by `fix`"
+        fixed = [f for f in report.findings if f.diagnostic.applied or (self.mode == "check" and fixable(f))]
+        left = [f for f in report.findings if f not in fixed]
         self.files_with_findings += 1
         lines = [f"### `{report.display}`", ""]
         status = {"changed": "rewritten" if report.written else "would be rewritten", "unchanged": "not changed",
                   "skipped": "not analysed", "error": "failed"}.get(report.status, report.status)
+        if self.mode == "check" and report.status == "unchanged":  # `check` never writes
+            status = "`fix` would rewrite it" if fixed else "no fix applies"
         lines.append(f"Status: {status}" + (f" ({report.reason})" if report.reason else ""))
         lines.append("")
         if fixed:
@@ -396,10 +417,10 @@ class MigrationReport:
                 self.rewritten[f.code] += 1
             lines.append("")
         if left:
-            lines.append("Left for a manual edit (or for `fix`), and why:")
+            lines.append("Left, and why:")
             lines.append("")
             for f in left:
-                marker = {"safe": " [safe fix available]", "unsafe": " [unsafe fix available]"}.get(
+                marker = {"safe": " [safe fix not applied]", "unsafe": " [unsafe fix: add --unsafe-fixes]"}.get(
                     f.diagnostic.fix.value, "")
                 lines.append(f"- {where_in_cell(f)}: **{f.code}**{marker} {f.diagnostic.message}")
                 self.left[f.code] += 1
@@ -414,7 +435,8 @@ class MigrationReport:
                    f"{numbers['would_rewrite']} would be rewritten, {numbers['unchanged']} unchanged, "
                    f"{numbers['skipped']} skipped, {numbers['failed']} failed; "
                    f"{self.files_with_findings} with findings.\n\n")
-        yield "## Findings by rule\n\n| rule | rewritten | left |\n|---|---|---|\n"
+        done = "rewritten" if self.mode == "write" else "fixable"
+        yield f"## Findings by rule\n\n| rule | {done} | left |\n|---|---|---|\n"
         for code in sorted(set(self.rewritten) | set(self.left)):
             yield f"| {code} | {self.rewritten[code]} | {self.left[code]} |\n"
         yield "\n## Why sites were left, most frequent first\n\n"
@@ -494,7 +516,7 @@ class Outputs:
         if self.report_path is not None:
             if self.report is None:
                 self.report = MigrationReport(self.report_path, reporter.command or "", reporter.mode)
-            self.report.add(report)
+            self.report.add(report, self.fixable)
         findings = shown(report)
         if self.show_fixes:
             done = Counter(f.code for f in report.findings if f.diagnostic.applied or (

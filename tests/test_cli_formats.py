@@ -363,7 +363,20 @@ class TestReportFile:
         train = report.split("### `train.py`")[1].split("###")[0]
         assert "Status: rewritten" in train and "- line 9, col 12: **TFC103** `minimize`" in train
         p = report.split("### `p.py`")[1]
-        assert "Left for a manual edit (or for `fix`), and why:" in p and "- line 6, col 12: **TFC202**" in p
+        assert "Left, and why:" in p and "- line 6, col 12: **TFC202**" in p
+
+    def test_check_report_separates_fixable_from_left(self, proj, capsys):
+        """Under `check`, findings `fix` would fix are listed as such and are no reason to rank;
+        API names in a reason are kept, the user's code and line numbers become `…`."""
+        (proj / "o.py").write_text(OVERLAP)
+        rc, out, err = run(capsys, "check", "--report-file", "report.md", "-j1", "train.py", "o.py")
+        report = (proj / "report.md").read_text()
+        assert rc == 1 and "| TFC103 | 2 | 0 |" in report and "| TFC202 | 0 | 1 |" in report
+        assert report.split("most frequent first\n\n")[1].split("\n\n")[0] == (
+            "- 1 \u00d7 TFC202: another gradient computation (`\u2026` (line \u2026)) sits among the statements "
+            "that compute the loss (manual edit required)")
+        train = report.split("### `train.py`")[1]
+        assert "Status: `fix` would rewrite it" in train and "Would be rewritten by `fix`:" in train
 
     def test_unwritable_report_is_an_error(self, proj, capsys):
         """A report that cannot be written makes the exit code 2 (the run itself goes on)."""

@@ -220,6 +220,14 @@ def sarif_result(finding: "Finding") -> Dict[str, Any]:
         "locations": [{"physicalLocation": location}],
         "properties": properties,
     }
+    if diag.edits:  # the edit `fix` would write (§3.55): whole lines replaced
+        result["fixes"] = [{
+            "description": {"text": f"{diag.fix.value} fix: run `tfclip-migrate fix`"
+                                    + (" --unsafe-fixes" if diag.fix.value == "unsafe" else "")},
+            "artifactChanges": [{"artifactLocation": {"uri": _uri(diag.path)}, "replacements": [
+                {"deletedRegion": {"startLine": start, "startColumn": 1, "endLine": end, "endColumn": 1},
+                 "insertedContent": {"text": text}} for start, end, text in diag.edits]}],
+        }]
     return result
 
 

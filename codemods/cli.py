@@ -255,11 +255,12 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool 
     else:
         max_size = DEFAULT_MAX_SIZE
     report_unparsable = enabled(UnparsableFile.CODE, options)
+    edits = args.command == "check" and args.format in ("json", "sarif")  # each fix's edit, as `fix` would write it
     cache = None
     # The cache key covers the package's own sources: rules passed by a caller are not cached.
     if not args.no_cache and args.rules is None and not stdin:
         cache = _cache.Cache(_cache.default_dir(), _cache.settings_text(
-            options, diff=diff, report_unparsable=report_unparsable, max_size=max_size))
+            options, diff=diff, report_unparsable=report_unparsable, max_size=max_size, edits=edits))
     return Settings(
         options=options,
         diff=diff,
@@ -267,6 +268,7 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool 
         max_size=max_size,
         rules=None if args.rules is None else tuple(args.rules),
         cache=cache,
+        edits=edits,
     )
 
 

@@ -273,7 +273,11 @@ class TestFixModes:
         assert {r["path"] for r in rows} == {"a.py"}
         assert set(rows[0]) == {"path", "line", "col", "code", "message", "fix", "applied", "cell", "end_line", "end_col",
                                 "edits"}
-        assert (rows[0]["end_line"], rows[0]["end_col"], rows[0]["edits"]) == (5, 31, None)  # `legacy_clip(x, 1.0)`: columns 12-30
+        assert (rows[0]["end_line"], rows[0]["end_col"]) == (5, 31)  # `legacy_clip(x, 1.0)`: columns 12-30
+        # the edit `fix` applies for the safe fix; none for the unsafe one (no --unsafe-fixes) or no fix
+        assert [r["edits"] for r in rows] == [
+            [{"location": {"line": 5, "col": 1}, "end_location": {"line": 6, "col": 1},
+              "content": "    return modern_clip(x, 1.0)\n"}], None, None]
 
     def test_json_fix_marks_applied(self, tree, capsys):
         """In `fix --format json` applied fixes are listed with `applied: true`."""

@@ -210,10 +210,26 @@ class TestJsonEdits:
     def test_end_positions(self, proj, capsys):
         """Findings carry the end of the node they report (1-based, exclusive column)."""
         rc, out, _ = run(capsys, "check", "--format", "json", "-j1", "train.py")
-        rows = [(f["code"], f["line"], f["col"], f["end_line"], f["end_col"], f["edits"])
-                for f in json.loads(out)["findings"]]
-        assert rows == [("TFC001", 8, 13, 8, 87, None), ("TFC103", 9, 12, 9, 36, None)]
+        rows = [(f["code"], f["line"], f["col"], f["end_line"], f["end_col"]) for f in json.loads(out)["findings"]]
+        assert rows == [("TFC001", 8, 13, 8, 87), ("TFC103", 9, 12, 9, 36)]
         assert TRAIN.splitlines()[8][11:35] == "optimizer.minimize(loss)"
+
+    @pytest.mark.parametrize("cache", [True, False], ids=["cached", "no-cache"])
+    def test_check_gives_the_edits_fix_applies(self, proj, capsys, cache):
+        """`check --format json` carries, for each fixable finding, the edit `fix` applies (also
+        from a warm cache); a finding `fix` does not fix (TFC001: TFC103 rewrites its site
+        first) has none."""
+        flags = [] if cache else ["--no-cache"]
+        run(capsys, "check", "--format", "json", "-j1", *flags, "train.py")
+        check = json.loads(run(capsys, "check", "--format", "json", "-j1", *flags, "train.py")[1])["findings"]
+        diff = json.loads(run(capsys, "fix", "--diff", "--format", "json", "-j1", "train.py")[1])["findings"]
+        assert [(f["code"], f["edits"] is None) for f in check] == [("TFC001", True), ("TFC103", False)]
+        assert check[1]["edits"] == next(f["edits"] for f in diff if f["code"] == "TFC103")
+        sarif = json.loads(run(capsys, "check", "--format", "sarif", "-j1", *flags, "train.py")[1])
+        fixes = sarif["runs"][0]["results"][1]["fixes"][0]["artifactChanges"][0]["replacements"]
+        assert [(r["deletedRegion"]["startLine"], r["deletedRegion"]["endLine"], r["insertedContent"]["text"])
+                for r in fixes] == [(e["location"]["line"], e["end_location"]["line"], e["content"])
+                                    for e in check[1]["edits"]]
 
 
 # --------------------------------------------------------------------------------------

@@ -140,15 +140,18 @@ def encode_source(text: str, encoding: str, had_bom: bool) -> bytes:
 
 
 # "(line N)" in a message (a reason naming another statement: ModuleFacts.where), outside code spans.
-_LINE_MENTION = re.compile(r"`[^`]*`|\(line (\d+)\)")
+_LINE_MENTION = re.compile(r"`[^`]*`|\(line (\d+)(, column \d+)?\)")
 
 
 def map_line_mentions(message: str, convert: Callable[[int], str]) -> str:
-    """``message`` with every ``(line N)`` outside backticks replaced by ``(convert(N))``."""
+    """``message`` with every ``(line N)`` (or ``(line N, column C)``, a parser's) outside
+    backticks replaced by ``(convert(N))`` (the column kept)."""
     if "(line " not in message:
         return message
 
     def one(match: "re.Match[str]") -> str:
-        return match.group(0) if match.group(1) is None else f"({convert(int(match.group(1)))})"
+        if match.group(1) is None:
+            return match.group(0)
+        return f"({convert(int(match.group(1)))}{match.group(2) or ''})"
 
     return _LINE_MENTION.sub(one, message)

@@ -217,6 +217,10 @@ class Program:
         first = self.parts[0]
         return first.number, 1 + first.masked.line_offset
 
+    def mention(self, line: int) -> str:
+        """Program line -> ``cell C, line M`` (for messages)."""
+        return "cell {}, line {}".format(*self.locate(line))
+
     def locate_diagnostic(self, diag: Any) -> Tuple[int, Any]:
         """``(cell number, diag)`` with ``diag``'s positions in that cell: its line, its end
         (dropped when it lies in another cell) and every ``(line N)`` its message names,
@@ -232,10 +236,7 @@ class Program:
             if end_cell != cell:
                 end_line = end_col = None
 
-        def mention(program_line: int) -> str:
-            return "cell {}, line {}".format(*self.locate(program_line))
-
-        message = map_line_mentions(diag.message, mention)
+        message = map_line_mentions(diag.message, self.mention)
         return cell, dataclasses.replace(diag, line=line, end_line=end_line, end_col=end_col, message=message, edits=None)
 
     def split(self, new_source: str) -> Dict[int, str]:

@@ -305,8 +305,11 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
         col = int(match.group(2)) if match else 1
-        report.status, report.reason = "skipped", exc.reason
-        _add(report, _unparsable(settings, display, exc.reason, cell_number, (line, col)))
+        from codemods._core import map_line_mentions
+
+        reason = map_line_mentions(exc.reason, program.mention)  # a program line is a line of no cell
+        report.status, report.reason = "skipped", reason
+        _add(report, _unparsable(settings, display, reason, cell_number, (line, col)))
         return None
     if bad and not notes:  # a partial program: only the drop-in fixes, each gated
         from codemods._partial_notebooks import process_partial

@@ -468,3 +468,12 @@ class TestPositions:
         assert declines[0] == declines[1] and len(declines[0]) == 1
         assert "tf.GradientTape()" not in declines[1][0]["message"]
         assert "`tf.train.AdamOptimizer(0.01).minimize(self.crit...`" in declines[1][0]["message"]
+
+    def test_line_mentions_outside_code_only(self):
+        """`(line N)` and a parser's `(line N, column C)` are converted; code in backticks is not."""
+        from codemods._core import map_line_mentions
+
+        convert = lambda n: f"cell 2, line {n - 40}"  # noqa: E731
+        assert map_line_mentions("x (line 46, column 3)", convert) == "x (cell 2, line 6, column 3)"
+        assert map_line_mentions("`f(line 45)` (line 45)", convert) == "`f(line 45)` (cell 2, line 5)"
+        assert map_line_mentions("no mention", convert) == "no mention"

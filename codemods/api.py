@@ -171,33 +171,56 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     prefill(wrapper, parents)
     cache: dict = {}
+    # The text as read, for the report rules that run after a rewrite (below); held only while
+    # one is still to run in a `fix`.
+    reports_left = sum(rule.PHASE == Phase.REPORT for rule in run) if options.apply_fixes else 0
+    first: Optional[Tuple[Any, Any, dict]] = (module, wrapper, cache) if reports_left else None
+
+    def apply(rule: type, module: Any, wrapper: Any, cache: dict, code: str, apply_fixes: bool) -> Tuple[Any, list]:
+        context = RuleContext(
+            filename=path,
+            scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set,
+                     SOURCE_KEY: (module, code)},  # code == module.code
+        )
+        command = rule(
+            context,
+            unsafe_fixes=options.unsafe_fixes,
+            add_clip_norm=options.add_clip_norm,
+            apply_fixes=apply_fixes,
+        )
+        with fast_visits():  # read-only traversals skip libcst's rebuilding (same callbacks)
+            new_module = command.transform_module(module)
+        return new_module, list(context.scratch.get(DIAGNOSTICS_KEY, []))
+
     for rule in run:
+        if rule.PHASE == Phase.REPORT:
+            reports_left -= 1
         if prefilter and not rule.may_apply(versions[-1]):
             continue
         if wrapper.module is not module:
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             prefill(wrapper, parents)
             cache = {}
-        context = RuleContext(
-            filename=path,
-            scratch={SHARED_WRAPPER_KEY: wrapper, SHARED_CACHE_KEY: cache, ENGINE_RULES_KEY: rule_set,
-                     SOURCE_KEY: (module, versions[-1])},  # versions[-1] == module.code
-        )
-        command = rule(
-            context,
-            unsafe_fixes=options.unsafe_fixes,
-            add_clip_norm=options.add_clip_norm,
-            apply_fixes=options.apply_fixes,
-        )
-        with fast_visits():  # read-only traversals skip libcst's rebuilding (same callbacks)
-            new_module = command.transform_module(module)
-        found.append((list(context.scratch.get(DIAGNOSTICS_KEY, [])), len(versions) - 1))
+        new_module, diagnostics = apply(rule, module, wrapper, cache, versions[-1], options.apply_fixes)
+        if (first is not None and rule.PHASE == Phase.REPORT and len(versions) > 1
+                and (not prefilter or rule.may_apply(versions[0]))):
+            # A report rule ran on code other rules rewrote: its reasons may name the tool's own
+            # inserted lines (`tf.GradientTape()` (line 11)). Each finding it makes at a site of
+            # the user's code is reported as the same rule reports it on the text as read (what
+            # `check` says); see _as_read.
+            diagnostics = _as_read(diagnostics, apply(rule, *first, versions[0], False)[1], versions)
+            found.append((diagnostics, 0))
+        else:
+            found.append((diagnostics, len(versions) - 1))
+        if not reports_left:
+            first = None
         if new_module is module:
             continue  # the rule returned the tree it was given: nothing changed
         new_code = new_module.code
         if new_code != versions[-1]:  # libcst returns a new tree even when nothing changed
             module = new_module
             versions.append(new_code)
+            found[-1] = (_with_edits(found[-1][0], versions, len(versions) - 1), found[-1][1])
     diagnostics = _original_positions(found, versions)
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
     code = versions[-1]
@@ -225,22 +248,125 @@ def _same_program(a: str, b: str) -> bool:
         return False
 
 
+class _Mapper:
+    """Positions in ``versions[seen]`` -> positions in ``versions[0]`` (the text as read),
+    through each rewrite (``codemods.engine.splice.line_mapper``)."""
+
+    def __init__(self, versions: List[str]) -> None:
+        self.versions = versions
+        self.mappers: dict = {}
+        self.lines: dict = {}
+
+    def _lines(self, index: int) -> List[str]:
+        if index not in self.lines:
+            from codemods.engine.splice import split_lines
+
+            self.lines[index] = split_lines(self.versions[index])
+        return self.lines[index]
+
+    def map(self, seen: int, line: int, col: int) -> Tuple[int, int, bool]:
+        """``(line, col, exact)``: ``exact`` is False when the position lies in code a rule
+        wrote (then it is the first line of the code that rewrite replaced)."""
+        from codemods.engine.splice import line_mapper
+
+        exact = True
+        for index in range(seen, 0, -1):
+            if index not in self.mappers:
+                self.mappers[index] = line_mapper(self.versions[index - 1], self.versions[index])
+            new_line = line
+            line, col = self.mappers[index](line, col)
+            new, old = self._lines(index), self._lines(index - 1)
+            if not (0 < new_line <= len(new) and 0 < line <= len(old) and new[new_line - 1] == old[line - 1]):
+                exact = False
+        return line, col, exact
+
+
+def _with_edits(diagnostics: List[Diagnostic], versions: List[str], made: int) -> List[Diagnostic]:
+    """``diagnostics`` (of the rule that rewrote ``versions[made - 1]`` into ``versions[made]``)
+    with the edit of each applied fix: the changed line ranges of that rewrite, in the text
+    as read (``(start line, end line exclusive, new text)``, whole lines). A change goes to the
+    first applied finding at or below it (a tape rewrite moves the loss statements above the
+    site); a change above them all (an added import) is shared by every one. Where a change
+    touches lines an earlier rule wrote, the text as read has no such range: no edit (None)."""
+    import difflib
+
+    from codemods.engine.splice import split_lines
+
+    applied = sorted((d for d in diagnostics if d.applied), key=lambda d: (d.line, d.col))
+    if not applied:
+        return diagnostics
+    old, new = split_lines(versions[made - 1]), split_lines(versions[made])
+    mapper = _Mapper(versions)
+    shared: list = []
+    owned: dict = {id(d): [] for d in applied}
+    exact = True
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        start, end = i1 + 1, i2 + 1
+        if made > 1:
+            mapped_start, _, ok_start = mapper.map(made - 1, start, 1) if start <= len(old) else (start, 1, True)
+            mapped_end, _, ok_end = mapper.map(made - 1, end, 1) if end <= len(old) else (len(split_lines(versions[0])) + 1, 1, True)
+            exact = exact and ok_start and ok_end and (i1 == i2 or start <= len(old))
+            start, end = mapped_start, mapped_end
+        edit = (start, end, "".join(new[j1:j2]))
+        owner = next((d for d in applied if d.line >= i1 + 1), None)
+        if owner is None:
+            owner = applied[-1]
+        if owner is applied[0] and i1 + 1 < applied[0].line and i2 < applied[0].line and not any(
+                i1 + 1 >= d.line for d in applied):
+            shared.append(edit)  # above every site: an import (or what all of them need)
+        else:
+            owned[id(owner)].append(edit)
+    out = []
+    for diag in diagnostics:
+        if diag.applied:
+            edits = tuple(sorted(shared + owned[id(diag)])) if exact else None
+            diag = replace(diag, edits=edits)
+        out.append(diag)
+    return out
+
+
 def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: List[str]) -> List[Diagnostic]:
     """Diagnostics with positions in the text as read: a rule that ran after another one
     rewrote the module reported positions in the rewritten code (e.g. shifted by an added
-    import); map them back through each rewrite."""
-    from codemods.engine.splice import line_mapper
+    import); map them back through each rewrite -- the start, the end (dropped when it
+    lies in code a rule wrote) and every ``(line N)`` the message names."""
+    from codemods.engine.core import map_line_mentions
 
-    mappers: dict = {}
+    mapper = _Mapper(versions)
     out: List[Diagnostic] = []
     for diagnostics, seen in found:
         for diag in diagnostics:
-            line, col = diag.line, diag.col
-            for index in range(seen, 0, -1):
-                if index not in mappers:
-                    mappers[index] = line_mapper(versions[index - 1], versions[index])
-                line, col = mappers[index](line, col)
-            out.append(diag if (line, col) == (diag.line, diag.col) else replace(diag, line=line, col=col))
+            if not seen:
+                out.append(diag)
+                continue
+            line, col, _ = mapper.map(seen, diag.line, diag.col)
+            end_line, end_col = diag.end_line, diag.end_col
+            if end_line is not None and end_col is not None:
+                end_line, end_col, exact = mapper.map(seen, end_line, end_col)
+                if not exact or (end_line, end_col) < (line, col):
+                    end_line = end_col = None
+            message = map_line_mentions(diag.message, lambda n: f"line {mapper.map(seen, n, 1)[0]}")
+            out.append(replace(diag, line=line, col=col, end_line=end_line, end_col=end_col, message=message))
+    return out
+
+
+def _as_read(rewritten: List[Diagnostic], as_read: List[Diagnostic], versions: List[str]) -> List[Diagnostic]:
+    """The findings of a report rule that ran on ``versions[-1]``, each replaced by the finding
+    the same rule makes at the same place of the text as read (``as_read``, positions in
+    ``versions[0]``): what `check` reports, naming only the user's code. A finding with no such
+    twin (its site changed meaning through a rewrite) is kept, mapped back."""
+    mapper = _Mapper(versions)
+    twins = {(d.code, d.line, d.col): d for d in as_read}
+    out: List[Diagnostic] = []
+    for diag in rewritten:
+        line, col, exact = mapper.map(len(versions) - 1, diag.line, diag.col)
+        twin = twins.get((diag.code, line, col)) if exact else None
+        if twin is not None:
+            out.append(twin)
+        else:
+            out.extend(_original_positions([([diag], len(versions) - 1)], versions))
     return out
 
 

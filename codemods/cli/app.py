@@ -29,6 +29,8 @@ from typing import IO, TYPE_CHECKING, Iterable, Optional, Sequence, Tuple
 from codemods.cli import config as _config
 
 from codemods.cli import discovery as _discovery
+
+from codemods.cli import formats as _formats
 from codemods.cli.config import Config, UsageError
 from codemods.cli.report import PROG, Reporter
 from codemods.cli.report import write as _write
@@ -68,13 +70,25 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="comma-separated rule codes or prefixes to enable (default: all)")
     common.add_argument("--ignore", action="append", default=None, metavar="CODES",
                         help="comma-separated rule codes or prefixes to disable")
-    common.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change numerics or drop comments")
     common.add_argument("--add-clip-norm", type=_positive_float, default=None, metavar="X",
                         help="clip norm to add where a rule can add clipping")
     common.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
-                        help="worker processes (default: number of CPUs; 1 = in-process)")
-    common.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text lines, or one JSON document on stdout (see docs/cli.md)")
+                        help="worker processes, >= 1 (default: number of CPUs; 1 = in-process)")
+    common.add_argument("--output-format", "--format", dest="format", choices=_formats.FORMATS, default="text",
+                        help="text lines; one JSON, SARIF 2.1.0 or JUnit XML document on stdout; or GitHub "
+                        "workflow annotations (see docs/cli.md)")
+    common.add_argument("--statistics", action="store_true",
+                        help="print the number of findings per rule instead of the findings (text format)")
+    common.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even when findings remain or files were rewritten (errors still exit 2)")
+    common.add_argument("--show-fixes", action="store_true",
+                        help="list on stderr, per file, the findings fixed (fix) or fixable (check)")
+    common.add_argument("--extend-exclude", action="append", default=None, metavar="GLOBS",
+                        help="comma-separated globs to exclude on top of the config's `exclude` and "
+                        "`extend-exclude`; repeatable")
+    common.add_argument("--report-file", default=None, metavar="PATH",
+                        help="write a Markdown migration report: per file what was rewritten, what was left "
+                        "and why, the reasons ranked by count")
     common.add_argument("--max-file-size", type=_size, default=None, metavar="SIZE",
                         help="largest Python source analysed, e.g. 4M or 512K; 0 = no limit (default: 1M)")
     common.add_argument("--config", metavar="PYPROJECT", default=None,
@@ -87,10 +101,17 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="neither read nor write the result cache (default: $TFCLIP_MIGRATE_CACHE_DIR, "
                         "else ~/.cache/tfclip-migrate)")
 
-    sub.add_parser("check", parents=[common], help="report findings; never writes",
-                   description="Report findings as path:line:col: CODE message; never writes.")
+    check = sub.add_parser("check", parents=[common], help="report findings; never writes",
+                           description="Report findings as path:line:col: CODE message; never writes.")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="report as `fix --unsafe-fixes` would: unsafe fixes count as available fixes "
+                       "(--statistics, --show-fixes) and a notebook's are tried for write-back like safe ones; "
+                       "check never writes")
+    check.add_argument("--diff", action="store_true", help=argparse.SUPPRESS)  # a usage error with a hint
     fix = sub.add_parser("fix", parents=[common], help="apply fixes in place",
                          description="Apply fixes in place (safe ones; --unsafe-fixes for all).")
+    fix.add_argument("--unsafe-fixes", action="store_true",
+                     help="also apply fixes that may change numerics or drop comments")
     fix.add_argument("--diff", action="store_true",
                      help="print a unified diff of the fixes and write nothing (with --format json: in the document)")
     fix.add_argument("--exit-zero-even-if-changed", action="store_true",
@@ -116,8 +137,8 @@ def _jobs(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (0 = number of CPUs), got {value}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (omit --jobs for the number of CPUs), got {value}")
     return value
 
 
@@ -135,10 +156,12 @@ def _default_jobs() -> int:
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
-    """``--format json`` anywhere in ``argv`` (read before parsing, for usage errors)."""
+    """``--format json`` / ``--output-format json`` anywhere in ``argv`` (read before parsing,
+    for usage errors)."""
     for i, arg in enumerate(argv):
-        if arg == "--format=json" or (arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"):
-            return True
+        for flag in ("--format", "--output-format"):
+            if arg == f"{flag}=json" or (arg == flag and i + 1 < len(argv) and argv[i + 1] == "json"):
+                return True
     return False
 
 
@@ -236,11 +259,12 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool 
     else:
         max_size = DEFAULT_MAX_SIZE
     report_unparsable = enabled(UnparsableFile.CODE, options)
+    edits = args.command == "check" and args.format in ("json", "sarif")  # each fix's edit, as `fix` would write it
     cache = None
     # The cache key covers the package's own sources: rules passed by a caller are not cached.
     if not args.no_cache and args.rules is None and not stdin:
         cache = _cache.Cache(_cache.default_dir(), _cache.settings_text(
-            options, diff=diff, report_unparsable=report_unparsable, max_size=max_size))
+            options, diff=diff, report_unparsable=report_unparsable, max_size=max_size, edits=edits))
     return Settings(
         options=options,
         diff=diff,
@@ -248,6 +272,7 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool 
         max_size=max_size,
         rules=None if args.rules is None else tuple(args.rules),
         cache=cache,
+        edits=edits,
     )
 
 
@@ -270,6 +295,8 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
         raise UsageError("`-` (stdin) cannot be combined with other paths")
     config = _config.resolve(args.paths, isolated=args.isolated, explicit=args.config,
                              stdin_filename=args.stdin_filename)
+    if args.extend_exclude:
+        config = _config.with_extend_exclude(config, _config.split_globs(args.extend_exclude))
     for warning in config.warnings:
         reporter.warning(warning)
     settings = _settings(args, config, diff=reporter.mode == "diff", stdin=reporter.mode == "stdin")
@@ -291,7 +318,7 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
     result = _runner.run(
         settings,
         found.targets,
-        jobs=args.jobs if args.jobs else _default_jobs(),
+        jobs=args.jobs if args.jobs is not None else _default_jobs(),
         write=reporter.mode == "write",
         on_report=reporter.file,
         progress=progress,
@@ -336,6 +363,8 @@ def _run_stdin(args: argparse.Namespace, settings: "Settings", reporter: Reporte
 def _exit_code(args: argparse.Namespace, reporter: Reporter) -> int:
     if reporter.errors:
         return EXIT_ERROR
+    if getattr(args, "exit_zero", False):
+        return EXIT_OK
     if reporter.tally.unapplied:
         return EXIT_FINDINGS
     if args.command == "fix" and not getattr(args, "exit_zero_even_if_changed", False):
@@ -373,6 +402,7 @@ def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]
         reporter.json = args.format == "json"
         reporter.mode = _mode(args)
         reporter.quiet = args.quiet
+        reporter.extra = _outputs(args, reporter)
         return _cmd_migrate(args, reporter, err)
     except KeyboardInterrupt:  # before or after the run (the run itself handles signals)
         reporter.error(None, "interrupted (SIGINT) before any file was written")
@@ -389,6 +419,24 @@ def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]
         reporter.error(None, f"internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)")
         reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
+
+
+def _outputs(args: argparse.Namespace, reporter: Reporter) -> Optional[_formats.Outputs]:
+    """The formats and reports beyond text and JSON (``codemods.cli.formats``), checked."""
+    if args.command == "check" and args.diff:
+        raise UsageError("`check` never writes and prints no diff: use `fix --diff` to see the fixes as a diff "
+                         "(it writes nothing)")
+    if args.statistics and args.format != "text":
+        raise UsageError(f"--statistics prints a text table; with --output-format {args.format} the counts are "
+                         "in the document (JSON: summary.findings_by_code)")
+    if args.format in ("github", "sarif", "junit") and reporter.mode in ("diff", "stdin"):
+        what = "--diff" if reporter.mode == "diff" else "`-` (stdin)"
+        raise UsageError(f"--output-format {args.format} cannot be combined with {what}: use text or json")
+    color = args.format == "text" and _formats.color_enabled(reporter.main_stream)
+    if args.format in ("text", "json") and not (color or args.statistics or args.show_fixes or args.report_file):
+        return None
+    return _formats.Outputs(args.format, color=color, statistics=args.statistics, show_fixes=args.show_fixes,
+                            report_file=args.report_file, unsafe_fixes=args.unsafe_fixes, rules=args.rules)
 
 
 def _version(out: IO[str]) -> int:

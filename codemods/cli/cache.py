@@ -352,9 +352,10 @@ def report_of(display: str, row: List[Any]) -> Any:
                       findings=decode_findings(findings, display))
 
 
-def settings_text(options: Any, *, diff: bool, report_unparsable: bool, max_size: int) -> str:
-    """The canonical text of everything in a run's settings that can change a file's result."""
-    return json.dumps({
+def settings_text(options: Any, *, diff: bool, report_unparsable: bool, max_size: int, edits: bool = False) -> str:
+    """The canonical text of everything in a run's settings that can change a file's result
+    (``edits``: `check` computes each fix's edit, for JSON and SARIF; in the key only when set)."""
+    return json.dumps({**({"edits": True} if edits else {}),
         "select": sorted(options.select) if options.select is not None else None,
         "ignore": sorted(options.ignore),
         "unsafe_fixes": options.unsafe_fixes,
@@ -369,12 +370,15 @@ def settings_text(options: Any, *, diff: bool, report_unparsable: bool, max_size
 def encode_findings(findings: List[Any]) -> List[List[Any]]:
     """Findings as JSON lists (the path is left out: the entry is found by content)."""
     return [[f.diagnostic.line, f.diagnostic.col, f.diagnostic.code, f.diagnostic.message,
-             f.diagnostic.fix.value, f.diagnostic.applied, f.cell] for f in findings]
+             f.diagnostic.fix.value, f.diagnostic.applied, f.cell, f.diagnostic.end_line, f.diagnostic.end_col,
+             None if f.diagnostic.edits is None else [list(e) for e in f.diagnostic.edits]]
+            for f in findings]
 
 
 def decode_findings(rows: List[List[Any]], display: str) -> List[Any]:
     from codemods.engine.core import Diagnostic, FixSafety
     from codemods.cli.process import Finding
 
-    return [Finding(Diagnostic(display, line, col, code, message, FixSafety(fix), applied), cell)
-            for line, col, code, message, fix, applied, cell in rows]
+    return [Finding(Diagnostic(display, line, col, code, message, FixSafety(fix), applied, end_line, end_col,
+                               None if edits is None else tuple(tuple(e) for e in edits)), cell)
+            for line, col, code, message, fix, applied, cell, end_line, end_col, edits in rows]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 CONFIG_TABLE = "tfclip-migrate"
-CONFIG_KEYS = ("select", "ignore", "exclude", "max-file-size")
+CONFIG_KEYS = ("select", "ignore", "exclude", "extend-exclude", "max-file-size")
 
 
 class UsageError(Exception):
@@ -145,12 +145,38 @@ def load_config(path: Optional[str]) -> Config:
             max_file_size = parse_size(table["max-file-size"])
         except ValueError as exc:
             raise UsageError(f"{path}: [tool.{CONFIG_TABLE}] max-file-size: {exc}") from None
-    exclude = table.get("exclude", [])
-    if isinstance(exclude, str):
-        exclude = [exclude]
-    if not isinstance(exclude, list) or not all(isinstance(v, str) for v in exclude):
-        raise UsageError(f"{path}: [tool.{CONFIG_TABLE}] exclude must be a list of glob strings")
+    exclude: List[str] = []
+    for key in ("exclude", "extend-exclude"):  # one list: this tool has no default excludes to replace
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{path}: [tool.{CONFIG_TABLE}] {key} must be a list of glob strings")
+        exclude.extend(value)
     return Config(path=path, select=select, ignore=ignore, exclude=tuple(exclude), max_file_size=max_file_size)
+
+
+def split_globs(values: Sequence[str]) -> Tuple[str, ...]:
+    """``["a,b", "c"]`` -> ``("a", "b", "c")`` (``--extend-exclude``)."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def with_extend_exclude(config: Config, globs: Sequence[str], cwd: Optional[str] = None) -> Config:
+    """``config`` with ``--extend-exclude`` globs added. A glob with ``/`` names paths relative
+    to the current directory (as ruff's command line does), so it is re-anchored to the
+    directory the config's globs are relative to; one that cannot be (it names paths outside
+    that directory) is a usage error."""
+    cwd = os.getcwd() if cwd is None else cwd
+    added: List[str] = []
+    for glob in globs:
+        if "/" in glob.strip("/"):
+            rel = os.path.relpath(os.path.join(cwd, glob.strip("/")), config.base).replace(os.sep, "/")
+            if rel == ".." or rel.startswith("../"):
+                raise UsageError(f"--extend-exclude: {glob!r} names paths outside {config.base}, the directory "
+                                 "of the configuration the excludes are relative to")
+            glob = rel
+        added.append(glob)
+    return Config(**{**config.__dict__, "exclude": config.exclude + tuple(added)})
 
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}

@@ -43,6 +43,7 @@ class Settings:
     max_size: int = DEFAULT_MAX_SIZE  # bytes of Python a file may have to be parsed; 0 = any
     rules: Optional[Tuple[type, ...]] = None  # the rule classes to run; None = the package's
     cache: Optional["Cache"] = None  # the result cache (codemods.cli.cache); None = --no-cache
+    edits: bool = False  # `check`: compute each fixable finding's edit (JSON, SARIF)
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,29 @@ def _process_python(settings: Settings, display: str, data: bytes, report: FileR
         _skip(settings, report, exc.reason)
         return None
     report.findings = [Finding(d) for d in result.diagnostics]
+    if settings.edits and not settings.options.apply_fixes:
+        report.findings = _check_edits(settings, data, display, selection, report.findings)
     return new if result.changed else None
+
+
+def _check_edits(settings: Settings, data: bytes, display: str, selection: Any, findings: List[Finding]) -> List[Finding]:
+    """``check`` findings with the edit of each fix `fix` would apply (with the same options):
+    the engine's run in fix mode, its applied findings matched by code and position. Costs one
+    more analysis of a file with a fixable finding."""
+    from codemods.engine.core import FixSafety
+    from codemods.api import SourceError, migrate_bytes
+
+    allowed = {FixSafety.SAFE, FixSafety.UNSAFE} if settings.options.unsafe_fixes else {FixSafety.SAFE}
+    if not any(f.diagnostic.fix in allowed for f in findings):
+        return findings
+    try:
+        _, fixed = migrate_bytes(data, dataclasses.replace(settings.options, apply_fixes=True), path=display,
+                                 rules=settings.rules, selection=selection)
+    except SourceError:
+        return findings
+    edits = {(d.code, d.line, d.col): d.edits for d in fixed.diagnostics if d.applied}
+    return [Finding(dataclasses.replace(f.diagnostic, edits=edits.get((f.code, f.diagnostic.line, f.diagnostic.col))),
+                    f.cell) if f.diagnostic.fix in allowed else f for f in findings]
 
 
 def _process_notebook(settings: Settings, display: str, data: bytes, report: FileReport) -> Optional[bytes]:
@@ -282,8 +305,11 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         match = _POSITION.search(exc.reason)
         cell_number, line = program.locate(int(match.group(1)) if match else 1)
         col = int(match.group(2)) if match else 1
-        report.status, report.reason = "skipped", exc.reason
-        _add(report, _unparsable(settings, display, exc.reason, cell_number, (line, col)))
+        from codemods.engine.core import map_line_mentions
+
+        reason = map_line_mentions(exc.reason, program.mention)  # a program line is a line of no cell
+        report.status, report.reason = "skipped", reason
+        _add(report, _unparsable(settings, display, reason, cell_number, (line, col)))
         return None
     if bad and not notes:  # a partial program: only the drop-in fixes, each gated
         from codemods.notebooks.partial import process_partial
@@ -310,8 +336,7 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
     if unsafe_refusal is not None:
         _add(report, _unparsable(settings, display, f"unsafe fixes cannot be applied: {unsafe_refusal}"))
     for diag in result.diagnostics:
-        cell_number, line = program.locate(diag.line)
-        diag = dataclasses.replace(diag, line=line)
+        cell_number, diag = program.locate_diagnostic(diag)
         if not diag.applied and (notes and diag.fix is not FixSafety.NONE
                                  or unsafe_refusal is not None and diag.fix is FixSafety.UNSAFE):
             diag = dataclasses.replace(diag, fix=FixSafety.NONE)  # `fix` cannot apply it here

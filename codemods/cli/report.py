@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Seque
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.cli.discovery import Discovery, Target
+    from codemods.cli.formats import Outputs
     from codemods.cli.process import FileReport
 
 PROG = "tfclip-migrate"
@@ -253,6 +254,7 @@ class Reporter:
         self.tally = Tally()
         self.files = Spool()  # JSON entries (filled in JSON mode only)
         self.findings = Spool()
+        self.extra: Optional["Outputs"] = None  # the other formats and reports (codemods.cli.formats)
 
     # -- streams -----------------------------------------------------------------------
 
@@ -320,9 +322,13 @@ class Reporter:
         if self.json:
             for finding in report.findings:
                 self.findings.add(finding.to_json())
+            if self.extra is not None:
+                self.extra.file(self, report)  # the report file
             return
         if self.mode == "diff" and report.diff:
             self.stdout_bytes(report.diff)
+        if self.extra is not None and self.extra.file(self, report):
+            return
         lines = "".join(f.format() + "\n" for f in report.findings if not f.diagnostic.applied)
         if lines:
             self._emit(self.main_stream, lines)
@@ -343,6 +349,12 @@ class Reporter:
     ) -> None:
         """The summary (stderr) or the JSON document."""
         numbers = _numbers(self.tally, found, self.skipped)
+        if self.extra is not None and summary and not self.extra.write_report(self, numbers) and exit_code in (0, 1):
+            exit_code = 2
+        if self.extra is not None:
+            self.extra.finish(self, exit_code, numbers if summary else None, summary)
+            if self.extra.document:
+                return  # the numbers are in the document; stderr stays for errors
         if self.json:
             self._emit_document(exit_code, interrupted, numbers if summary and self.command in ("check", "fix") else None)
         if not summary or self.quiet or self.command not in ("check", "fix") or self.mode == "stdin":

@@ -276,6 +276,8 @@ class TfcCodemod(Command):
             message=message,
             fix=fix,
             applied=applied,
+            end_line=pos.end.line,
+            end_col=pos.end.column + 1,
         )
         self.context.scratch.setdefault(DIAGNOSTICS_KEY, []).append(diag)
         self.warn(diag.format())

@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import FrozenSet, Optional, Tuple
+from typing import Callable, FrozenSet, Optional, Tuple
 
 
 class FixSafety(str, enum.Enum):
@@ -28,7 +28,9 @@ class FixSafety(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding. ``line``/``col`` are 1-based, as in ``path:line:col: CODE message``."""
+    """One finding. ``line``/``col`` are 1-based, as in ``path:line:col: CODE message``;
+    ``end_line``/``end_col`` (1-based, exclusive column, as ruff's ``end_location``) end the
+    reported node, ``None`` where a finding has no extent (a file-level TFC900)."""
 
     path: str
     line: int
@@ -37,6 +39,11 @@ class Diagnostic:
     message: str
     fix: FixSafety
     applied: bool = False
+    end_line: Optional[int] = None
+    end_col: Optional[int] = None
+    # An applied fix's edit: ``(start line, end line (exclusive), new text)`` whole-line
+    # replacements in the text as read; None where it is not known (not applied, notebooks).
+    edits: Optional[Tuple[Tuple[int, int, str], ...]] = None
 
     def format(self) -> str:
         marker = ""
@@ -50,7 +57,16 @@ class Diagnostic:
         """The fields in order (what ``dataclasses.asdict`` gives, at a fraction of its cost),
         ``fix`` as its value."""
         return {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
-                "message": self.message, "fix": self.fix.value, "applied": self.applied}
+                "message": self.message, "fix": self.fix.value, "applied": self.applied,
+                "end_line": self.end_line, "end_col": self.end_col, "edits": self.edits_json()}
+
+    def edits_json(self) -> Optional[list]:
+        """``edits`` as ruff writes a fix's edits: ``content`` replaces ``location`` to
+        ``end_location`` (1-based lines, columns; whole lines here)."""
+        if self.edits is None:
+            return None
+        return [{"location": {"line": start, "col": 1}, "end_location": {"line": end, "col": 1}, "content": text}
+                for start, end, text in self.edits]
 
 
 class Phase(enum.IntEnum):
@@ -121,3 +137,21 @@ def decode_source(data: bytes, *, path: str = "-") -> Tuple[str, str, bool]:
 def encode_source(text: str, encoding: str, had_bom: bool) -> bytes:
     data = text.encode(encoding)
     return codecs.BOM_UTF8 + data if had_bom else data
+
+
+# "(line N)" in a message (a reason naming another statement: ModuleFacts.where), outside code spans.
+_LINE_MENTION = re.compile(r"`[^`]*`|\(line (\d+)(, column \d+)?\)")
+
+
+def map_line_mentions(message: str, convert: Callable[[int], str]) -> str:
+    """``message`` with every ``(line N)`` (or ``(line N, column C)``, a parser's) outside
+    backticks replaced by ``(convert(N))`` (the column kept)."""
+    if "(line " not in message:
+        return message
+
+    def one(match: "re.Match[str]") -> str:
+        if match.group(1) is None:
+            return match.group(0)
+        return f"({convert(int(match.group(1)))}{match.group(2) or ''})"
+
+    return _LINE_MENTION.sub(one, message)

@@ -217,6 +217,28 @@ class Program:
         first = self.parts[0]
         return first.number, 1 + first.masked.line_offset
 
+    def mention(self, line: int) -> str:
+        """Program line -> ``cell C, line M`` (for messages)."""
+        return "cell {}, line {}".format(*self.locate(line))
+
+    def locate_diagnostic(self, diag: Any) -> Tuple[int, Any]:
+        """``(cell number, diag)`` with ``diag``'s positions in that cell: its line, its end
+        (dropped when it lies in another cell) and every ``(line N)`` its message names,
+        which becomes ``(cell C, line M)``: a program line is a line of no cell."""
+        import dataclasses
+
+        from codemods.engine.core import map_line_mentions
+
+        cell, line = self.locate(diag.line)
+        end_line, end_col = diag.end_line, diag.end_col
+        if end_line is not None:
+            end_cell, end_line = self.locate(end_line)
+            if end_cell != cell:
+                end_line = end_col = None
+
+        message = map_line_mentions(diag.message, self.mention)
+        return cell, dataclasses.replace(diag, line=line, end_line=end_line, end_col=end_col, message=message, edits=None)
+
     def split(self, new_source: str) -> Dict[int, str]:
         """The new source of every cell, from a rewritten program (IPython lines put back).
         Raises :class:`CellBoundaryError` when that is impossible."""

@@ -361,7 +361,7 @@ def process_partial(settings: Any, report: Any, nb: Any, program: Any, bad: Sequ
     rules = settings.rules if settings.rules is not None else default_rules()
     new, diagnostics = apply_dropins(checked, bad, rules, options, run, write_back)
     for diag in diagnostics:
-        cell, line = program.locate(diag.line)
-        report.findings.append(Finding(dataclasses.replace(diag, line=line), cell))
+        cell, diag = program.locate_diagnostic(diag)
+        report.findings.append(Finding(diag, cell))
     report.findings.sort(key=lambda f: (f.cell or 0, f.diagnostic.line, f.diagnostic.col, f.code))
     return new

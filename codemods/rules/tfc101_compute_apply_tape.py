@@ -6,6 +6,7 @@ from typing import ClassVar, Dict, List, Optional, Set
 
 import libcst as cst
 
+from codemods.rules.tape.shim_optimizers import built_by_shim
 from codemods.rules.analysis import has_comment, names_read
 from codemods.rules import FixSafety, Phase, Spec, all_of, method_calls, names
 from codemods.rules.tape import clipping, optimizers
@@ -106,6 +107,8 @@ class ComputeApplyToTape(GradientSiteRule):
     @classmethod
     def plan(cls, planner: Planner, site: Statement, compute: cst.Call) -> Optional[Plan]:
         facts, emit = planner.facts, planner.emit
+        if built_by_shim(facts, compute.func.value):  # type: ignore[attr-defined]
+            return None  # tfclip_compat's own optimizer: the compat form already, no TF1 site
         body, index, small = site.body, site.index, site.small
         zipped = compute is not site.value
         if not isinstance(small, cst.Assign) or len(small.targets) != 1:

@@ -6,6 +6,7 @@ from typing import ClassVar, Dict, List, Optional
 
 import libcst as cst
 
+from codemods.rules.tape.shim_optimizers import built_by_shim
 from codemods.rules.analysis import has_comment, is_literal
 from codemods.rules import FixSafety, Phase, Spec, method_calls
 from codemods.rules.tape.emit import carry_trivia
@@ -97,6 +98,10 @@ class MinimizeToTape(GradientSiteRule):
 
     @classmethod
     def plan(cls, planner: Planner, site: Statement, call: cst.Call) -> Optional[Plan]:
+        if built_by_shim(planner.facts, call.func.value):  # type: ignore[attr-defined]
+            # tfclip_compat's own optimizer (`tfc.wrap_optimizer(...)`): the compat form already,
+            # no TF1 site (a look-alike: matched, so the planner does not call it a stray call).
+            return None
         info = planner.optimizer(call.func.value)  # type: ignore[attr-defined]
         planner.module_gate()
         from codemods.rules.tape import optimizers

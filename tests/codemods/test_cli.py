@@ -141,7 +141,7 @@ class TestExitCodes:
             pytest.param(["check", "--select", "XYZ1", "a.py"], "unknown rule code or prefix 'XYZ1'", id="bad-select"),
             pytest.param(["fix", "--add-clip-norm", "-1", "a.py"], "must be a finite number > 0", id="bad-norm"),
             pytest.param(["fix", "--add-clip-norm", "nan", "a.py"], "must be a finite number > 0", id="nan-norm"),
-            pytest.param(["check", "--jobs", "-3", "a.py"], "must be >= 0", id="bad-jobs"),
+            pytest.param(["check", "--jobs", "-3", "a.py"], "must be >= 1", id="bad-jobs"),
             pytest.param(["check", "--select", "", "a.py"], "--select: empty rule selection", id="empty-select"),
             pytest.param(["check", "--select", " , ", "a.py"], "--select: empty rule selection", id="blank-select"),
             pytest.param(["check", "--max-file-size", "huge", "a.py"], "expected a size such as 4M", id="bad-size"),
@@ -271,7 +271,13 @@ class TestFixModes:
             (7, 1, "TFC990", "none", False),
         ]
         assert {r["path"] for r in rows} == {"a.py"}
-        assert set(rows[0]) == {"path", "line", "col", "code", "message", "fix", "applied", "cell"}
+        assert set(rows[0]) == {"path", "line", "col", "code", "message", "fix", "applied", "cell", "end_line", "end_col",
+                                "edits"}
+        assert (rows[0]["end_line"], rows[0]["end_col"]) == (5, 31)  # `legacy_clip(x, 1.0)`: columns 12-30
+        # the edit `fix` applies for the safe fix; none for the unsafe one (no --unsafe-fixes) or no fix
+        assert [r["edits"] for r in rows] == [
+            [{"location": {"line": 5, "col": 1}, "end_location": {"line": 6, "col": 1},
+              "content": "    return modern_clip(x, 1.0)\n"}], None, None]
 
     def test_json_fix_marks_applied(self, tree, capsys):
         """In `fix --format json` applied fixes are listed with `applied: true`."""

@@ -101,8 +101,10 @@ class Target:
     display: str
     real: str
     notebook: bool
-    dev: int = 0  # the device and inode discovery saw (0: unknown); the file read must be it
-    ino: int = 0
+    # the device and inode discovery saw (0: unknown): the file read must be it (a witness, not
+    # part of the target's identity)
+    dev: int = field(default=0, compare=False)
+    ino: int = field(default=0, compare=False)
 
 
 class Targets(Sequence[Target]):

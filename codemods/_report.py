@@ -382,6 +382,8 @@ class Reporter:
         numbers = _numbers(self.tally, found, self.skipped, self.config_path)
         if self.json:
             self._emit_document(exit_code, interrupted, numbers if summary and self.command in ("check", "fix") else None)
+        if self.document_failed:
+            return  # one error line said it all
         if not summary or self.quiet or self.command not in ("check", "fix") or self.mode == "stdin":
             return
         text = _summary_text(self.command, self.mode, numbers, interrupted, not_processed)

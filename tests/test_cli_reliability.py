@@ -322,3 +322,398 @@ if given is not None:
                 os.environ.pop(_cache.CACHE_ENV, None)
             else:
                 os.environ[_cache.CACHE_ENV] = old_env
+
+
+# --------------------------------------------------------------------------------------
+# 4. notebooks are bounded
+
+
+def _notebook(code_bytes: int, out_bytes: int = 0) -> bytes:
+    line = "x = legacy_clip(1)\n"
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": [line] * (code_bytes // len(line) // 100 + 1)} for _ in range(100)]
+    if out_bytes:
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": ["y" * out_bytes]})
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+def _limited_run(args, cwd):
+    """The CLI (test rules) under a 1 GiB address-space limit; (process, seconds, peak RSS MiB)."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, sub.RULES_SCRIPT, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, preexec_fn=limit,
+                          env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
+    seconds = time.monotonic() - start
+    return proc, seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("code_mb, out_mb, reason", [
+    (25, 0, "notebook is over the 16.0 MiB limit for notebooks"),
+    (3.8, 0, "of Python is over the 1.0 MiB limit"),
+])
+def test_large_notebook_refused_fast_with_bounded_memory(tmp_path, code_mb, out_mb, reason):
+    """A 25 MB notebook is refused on its bytes before any parsing (it took 100 s and 3.4 GB), a
+    3.8 MB one on its code before any cell is parsed (15 s, 673 MB): both in seconds, under 1 GiB."""
+    (tmp_path / "big.ipynb").write_bytes(_notebook(int(code_mb * (1 << 20)), int(out_mb * (1 << 20))))
+    proc, seconds, peak = _limited_run(["check", "big.ipynb", "-j1"], tmp_path)
+    assert proc.returncode == 1 and reason in proc.stdout, proc.stdout + proc.stderr
+    assert seconds < 60 and peak < 700, (seconds, peak)
+
+
+def test_notebook_with_large_outputs_and_little_code_is_analysed(tmp_path):
+    """A 3 MB notebook holding 8 KB of code (the rest outputs) is still analysed: the byte limit is 16 x."""
+    (tmp_path / "nb.ipynb").write_bytes(_notebook(8 << 10, 3 << 20))
+    proc = sub.run(["check", "nb.ipynb", "-j1"], tmp_path)
+    assert proc.returncode == 1 and "nb.ipynb:cell 1:1:5: TFC990" in proc.stdout, proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------------------
+# 5, 8. a file swapped after discovery
+
+
+class TestSwappedFiles:
+    def _start(self, root: Path, gate: Path, *args):
+        (root / "a.py").write_text("gate_clip(1)\n")
+        (root / "b.py").write_text("x = legacy_clip(2)\n")
+        (root / "c.py").write_text("y = legacy_clip(3)\n")
+        proc = sub.popen(["fix", ".", *args], root, extra_env={"TFCLIP_TEST_GATE": str(gate)})
+        sub.wait_for(lambda: sub.started_pids(gate), what="the CLI to reach a.py")
+        return proc
+
+    @pytest.mark.parametrize("jobs", ["1", "2"])
+    def test_file_turned_fifo_never_blocks(self, tmp_path, gate, jobs):
+        """b.py replaced by a FIFO after discovery: no hang, TFC900, left alone; c.py is fixed."""
+        root = tmp_path / "p"
+        root.mkdir()
+        proc = self._start(root, gate, "-j", jobs)
+        (root / "b.py").unlink()
+        os.mkfifo(root / "b.py")
+        (gate / "go").touch()
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, err
+        assert b"b.py:1:1: TFC900 cannot read: not a regular file" in out
+        assert stat.S_ISFIFO(os.lstat(root / "b.py").st_mode)
+        assert (root / "c.py").read_text() == "y = modern_clip(3)\n"
+
+    def test_file_turned_symlink_is_not_followed(self, tmp_path, gate):
+        """b.py replaced by a link to a setuid file outside the tree: nothing read through it, the
+        link stays a link, the target keeps its bytes and mode, no file takes its mode."""
+        root = tmp_path / "p"
+        root.mkdir()
+        outside = tmp_path / "outside.py"
+        outside.write_text("z = legacy_clip(9)\n")
+        os.chmod(outside, 0o4755)
+        proc = self._start(root, gate, "-j1")
+        (root / "b.py").unlink()
+        (root / "b.py").symlink_to(outside)
+        (gate / "go").touch()
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, err
+        assert b"b.py:1:1: TFC900 cannot read: it is a symlink now" in out
+        assert (root / "b.py").is_symlink() and outside.read_text() == "z = legacy_clip(9)\n"
+        assert stat.S_IMODE(os.stat(outside).st_mode) == 0o4755
+        assert stat.S_IMODE(os.stat(root / "c.py").st_mode) & 0o7000 == 0
+
+    def test_write_back_keeps_the_files_own_mode_and_refuses_a_link(self, tmp_path):
+        """write_back gives the new file the mode of the path itself; a path now a symlink is refused."""
+        path = tmp_path / "a.py"
+        path.write_bytes(b"old\n")
+        os.chmod(path, 0o640)
+        data, snap = writes_mod.read_file(str(path))
+        writes_mod.write_back(str(path), b"new\n", snap, writes_mod.digest(data))
+        assert path.read_bytes() == b"new\n" and stat.S_IMODE(os.stat(path).st_mode) == 0o640
+        data, snap = writes_mod.read_file(str(path))
+        target = tmp_path / "setuid"
+        target.write_bytes(b"t\n")
+        os.chmod(target, 0o4755)
+        path.unlink()
+        path.symlink_to(target)
+        with pytest.raises(writes_mod.WriteRefused):
+            writes_mod.write_back(str(path), b"x\n", snap, writes_mod.digest(data))
+        assert path.is_symlink() and target.read_bytes() == b"t\n"
+
+
+# --------------------------------------------------------------------------------------
+# 6. every path that could not be read
+
+
+@needs_root
+def test_unreadable_directory_exits_2_and_is_named(tmp_path):
+    """As nobody: a directory under the tree that cannot be listed is an error (exit 2) in the text
+    and JSON reports, and is not counted as a file."""
+    project = Path(_nobody_project())
+    try:
+        (project / "ok.py").write_text("import os\n")
+        (project / "locked").mkdir()
+        (project / "locked" / "x.py").write_text("x = legacy_clip(1)\n")
+        for p in (project / "ok.py", project / "locked", project / "locked" / "x.py"):
+            os.chown(p, sub.NOBODY, sub.NOBODY)
+        os.chmod(project / "locked", 0)
+        text = sub.run(["check", "."], project, nobody=True)
+        assert text.returncode == 2, text.stderr
+        assert "error: locked: cannot list directory: Permission denied" in text.stderr
+        assert "1 file scanned" in text.stderr and "1 path could not be read" in text.stderr
+        doc = json.loads(sub.run(["check", ".", "--format", "json"], project, nobody=True).stdout)
+        assert doc["exit_code"] == 2 and doc["summary"]["scanned"] == 1 and doc["summary"]["unreadable"] == 1
+        assert [e["path"] for e in doc["errors"]] == ["locked"]
+    finally:
+        os.chmod(project / "locked", 0o755)
+        shutil.rmtree(project, ignore_errors=True)
+
+
+def test_directory_beyond_path_max_exits_2(tmp_path):
+    """A directory deeper than PATH_MAX cannot be listed by its path: named, exit 2."""
+    root = tmp_path / "deep"
+    root.mkdir()
+    (root / "a.py").write_text("import os\n")
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(30):  # 30 x 200 bytes > PATH_MAX (4096)
+            os.mkdir("d" * 200, dir_fd=fd)
+            new = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = new
+        with open(os.open("x.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as handle:
+            handle.write("x = legacy_clip(1)\n")
+    finally:
+        os.close(fd)
+    try:
+        proc = sub.run(["check", ".", "-j1"], root)
+        assert proc.returncode == 2 and "cannot list directory: File name too long" in proc.stderr, proc.stderr
+        assert "1 file scanned" in proc.stderr and no_traceback(proc.stderr)
+    finally:
+        subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+# --------------------------------------------------------------------------------------
+# 7. JSON and signals: every exit ends in one document, or in none and one line
+
+
+def _document(text) -> dict:
+    """The JSON document in ``text`` (stderr in `fix -` mode also holds the error lines before it)."""
+    text = text.decode() if isinstance(text, bytes) else text
+    start = 0 if text.startswith("{") else text.index("\n{") + 1
+    doc = json.loads(text[start:])
+    assert isinstance(doc["interrupted"], bool)
+    return doc
+
+
+def test_full_tmpdir_gives_no_json_and_one_line(tmp_path):
+    """The spool's temporary file cannot be written (a 300 KB file size limit, SIGXFSZ ignored, as
+    on a full TMPDIR): every file is still processed, no (truncated) JSON is printed, one error line,
+    exit 2."""
+    for i in range(20):
+        (tmp_path / f"m{i:02}.py").write_text("".join(f"x{j} = legacy_clip({j})\n" for j in range(200)))
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    proc = subprocess.run([sys.executable, sub.RULES_SCRIPT, "check", ".", "-j1", "--format", "json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit,
+                          env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout[-300:]
+    assert proc.stderr.count("\n") == 1 and "cannot write the JSON document" in proc.stderr, proc.stderr
+    assert "File too large" in proc.stderr and no_traceback(proc.stderr)
+
+
+def _in_syscall(pid: int, number: int, fd: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/syscall") as handle:
+            fields = handle.read().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == str(number) and int(fields[1], 16) == fd
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_while_fix_waits_on_stdin(tmp_path, signum):
+    """`fix -` blocked reading stdin, then a signal: one valid document (on stderr: stdout is the
+    code's), interrupted true, exit 128 + n, no traceback."""
+    proc = sub.popen(["fix", "-", "--format", "json"], tmp_path, stdin=subprocess.PIPE)
+    sub.wait_for(lambda: _in_syscall(proc.pid, 0, 0), what="the CLI to read stdin")
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum and out == b"", err
+    doc = _document(err)
+    assert doc["interrupted"] is True and doc["signal"] == signal.Signals(signum).name
+    assert doc["exit_code"] == 128 + signum
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_during_discovery(tmp_path, signum):
+    """A signal while the tree is walked: one valid document, interrupted true, exit 128 + n."""
+    root = tmp_path / "big"
+    root.mkdir()
+    for i in range(300):
+        d = root / f"d{i:03}"
+        d.mkdir()
+        for j in range(20):
+            (d / f"m{j}.py").write_text("import os\n")
+    proc = sub.popen(["check", ".", "--format", "json", "-j1"], root)
+
+    def walking() -> bool:
+        try:
+            return any(os.readlink(f"/proc/{proc.pid}/fd/{fd}").startswith(str(root) + "/d")
+                       for fd in os.listdir(f"/proc/{proc.pid}/fd"))
+        except OSError:
+            return False
+
+    sub.wait_for(walking, timeout=60, what="the walk")
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    doc = _document(out)
+    assert doc["interrupted"] is True and doc["signal"] == signal.Signals(signum).name and no_traceback(err)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.2, 0.3, 0.5])
+def test_sigterm_at_any_moment_of_start_up(tmp_path, delay):
+    """SIGTERM at any moment from the start: either killed before Python ran the tool's code (no
+    output at all) or one valid document with interrupted true; never a traceback, never half a
+    document."""
+    (tmp_path / "a.py").write_text("x = legacy_clip(1)\n")
+    proc = sub.popen(["check", ".", "--format", "json", "-j1"], tmp_path)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert no_traceback(err), err
+    if proc.returncode == -signal.SIGTERM:
+        assert out == b""
+    else:
+        doc = _document(out)
+        assert proc.returncode in (143, doc["exit_code"])
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_closed_stdin(tmp_path, command):
+    """`fix - <&-`: one document naming stdin as unreadable, exit 2 (was: internal AttributeError)."""
+    proc = subprocess.run(["bash", "-c", f'exec "$0" "$1" {command} - --format json <&-', sys.executable,
+                           sub.RULES_SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
+    assert proc.returncode == 2 and no_traceback(proc.stderr)
+    doc = _document(proc.stderr if command == "fix" else proc.stdout)
+    assert doc["exit_code"] == 2 and doc["errors"][0]["message"].startswith("cannot read stdin")
+
+
+def test_sigint_before_the_run_is_a_boolean(tree, capsys, monkeypatch):
+    """A Ctrl-C before any file (here: during discovery, in-process) gives `"interrupted": true`."""
+    from codemods import _discovery
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_discovery, "discover", interrupted)
+    (tree / "a.py").write_text("import os\n")
+    rc, out, err = run(capsys, "check", ".", "--format", "json")
+    doc = _document(out)
+    assert rc == 130 and doc["interrupted"] is True and doc["signal"] == "SIGINT" and doc["exit_code"] == 130
+
+
+# --------------------------------------------------------------------------------------
+# 9. names
+
+
+NAMES = ["a\nb.py", "\x1b[31mred.py", "sp ace.py", 'q"uote.py']
+
+
+def _named_tree(root: Path) -> None:
+    for name in NAMES:
+        (root / name).write_text("x = legacy_clip(1)\n")
+    (root / os.fsdecode(b"caf\xe9.py")).write_text("x = legacy_clip(1)\n")
+
+
+def test_control_characters_in_names_are_escaped(tmp_path):
+    """Names with a newline or ESC are quoted with C escapes (as git and `ls -b` show them): no raw
+    control character reaches the output, no line can be forged."""
+    _named_tree(tmp_path)
+    proc = subprocess.run([sys.executable, sub.RULES_SCRIPT, "check", ".", "-j1"], cwd=tmp_path,
+                          capture_output=True, timeout=120,
+                          env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
+    out = proc.stdout
+    assert proc.returncode == 1 and b"\x1b" not in out + proc.stderr
+    lines = out.decode("utf-8").splitlines()
+    assert len(lines) == 5, lines
+    assert '"a\\nb.py":1:5: TFC990 [*]' in out.decode() and '"\\033[31mred.py":1:5: TFC990' in out.decode()
+    assert '"caf\\351.py":1:5' in out.decode() and "sp ace.py:1:5" in out.decode()
+
+
+def test_json_paths_are_utf8_with_raw_bytes(tmp_path):
+    """A non-UTF-8 name is valid UTF-8 in JSON (`\\xe9`), its bytes in `path_bytes` (hex)."""
+    _named_tree(tmp_path)
+    proc = subprocess.run([sys.executable, sub.RULES_SCRIPT, "check", ".", "-j1", "--format", "json"], cwd=tmp_path,
+                          capture_output=True, timeout=120,
+                          env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
+    doc = json.loads(proc.stdout.decode("utf-8", "strict"))
+    [entry] = [f for f in doc["files"] if "path_bytes" in f]
+    assert entry["path"] == "caf\\xe9.py" and bytes.fromhex(entry["path_bytes"]) == b"caf\xe9.py"
+    assert {f["path"] for f in doc["findings"]} >= {"a\nb.py", "\x1b[31mred.py", "caf\\xe9.py"}
+
+
+@pytest.mark.parametrize("tool", ["patch", "git"])
+def test_diff_applies_with_patch_and_git_apply(tmp_path, tool):
+    """`fix --diff` headers are quoted the way git writes them: `patch -p0` and `git apply -p0` apply
+    the diff of names with a space, a quote, a newline, ESC and a non-UTF-8 byte, giving what `fix` writes."""
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} not installed")
+    fixed, patched = tmp_path / "fixed", tmp_path / "patched"
+    for root in (fixed, patched):
+        root.mkdir()
+        _named_tree(root)
+    proc = subprocess.run([sys.executable, sub.RULES_SCRIPT, "fix", "--diff", ".", "-j1"], cwd=patched,
+                          capture_output=True, timeout=120,
+                          env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
+    assert proc.returncode == 1 and proc.stdout.count(b"\n--- ") + proc.stdout.startswith(b"--- ") == 5
+    assert sub.run(["fix", ".", "-j1"], fixed).returncode == 1
+    argv = ["patch", "-p0", "--batch"] if tool == "patch" else ["git", "apply", "-p0", "--unsafe-paths"]
+    applied = subprocess.run(argv, cwd=patched, input=proc.stdout, capture_output=True, timeout=60)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert {p.name: p.read_bytes() for p in patched.iterdir()} == {p.name: p.read_bytes() for p in fixed.iterdir()}
+
+
+def test_long_file_name_can_be_fixed(tmp_path):
+    """A 250-byte file name is fixed (the temp file gets a short name) and no temp file is left."""
+    name = "a" * 247 + ".py"
+    (tmp_path / name).write_text("x = legacy_clip(1)\n")
+    proc = sub.run(["fix", name, "-j1"], tmp_path)
+    assert proc.returncode == 1 and (tmp_path / name).read_text() == "x = modern_clip(1)\n", proc.stderr
+    assert sorted(os.listdir(tmp_path)) == [name]
+
+
+# --------------------------------------------------------------------------------------
+# 11. configuration
+
+
+@pytest.mark.parametrize("marker", [".git", ".git-file", ".hg"])
+def test_config_discovery_stops_at_the_repository_root(tmp_path, capsys, monkeypatch, marker):
+    """A pyproject.toml above the repository root (`exclude = ["*"]`) is not used."""
+    (tmp_path / "pyproject.toml").write_text('[tool.tfclip-migrate]\nexclude = ["*"]\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    if marker == ".git-file":
+        (repo / ".git").write_text("gitdir: ../elsewhere\n")
+    else:
+        (repo / marker).mkdir()
+    (repo / "a.py").write_text("x = legacy_clip(1)\n")
+    monkeypatch.chdir(repo)
+    import _cli_rules
+
+    rc, out, err = run(capsys, "check", ".", "-j1", rules=_cli_rules.TEST_RULES)
+    assert rc == 1 and "a.py:1:5: TFC990" in out and "config:" not in err, err
+
+
+def test_summary_names_the_config_used(tmp_path, capsys, monkeypatch):
+    """The summary names the pyproject.toml it used, in text and in JSON."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.tfclip-migrate]\nexclude = ["skip_*"]\n')
+    (tmp_path / "a.py").write_text("x = legacy_clip(1)\n")
+    monkeypatch.chdir(tmp_path)
+    import _cli_rules
+
+    rc, out, err = run(capsys, "check", ".", "-j1", rules=_cli_rules.TEST_RULES)
+    assert f"config: {tmp_path / 'pyproject.toml'}\n" in err
+    rc, out, err = run(capsys, "check", ".", "-j1", "--format", "json", rules=_cli_rules.TEST_RULES)
+    assert json.loads(out)["summary"]["config"] == str(tmp_path / "pyproject.toml")

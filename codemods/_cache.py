@@ -12,17 +12,21 @@ not in the key: a file copied to another place or checkout hits the same entry (
 in each finding is filled in when the entry is read).
 
 **What is cached.** Only outcomes that write nothing: a file left unchanged (with its
-findings) or skipped (TFC900). A file that would be rewritten is computed every time, so
-``fix`` can never write from the cache; and an entry is found only by the exact bytes just
-read, so a file that changed since is a miss. Internal errors and crashed workers are not
-cached.
+findings) or skipped (TFC900), by ``check`` -- ``fix`` never consults the cache (the CLI
+gives it none), so a cached result can never stand in for a write or a diff. An entry is
+found only by the exact bytes just read, so a file that changed since is a miss; an entry
+or row that does not decode to exactly the shape written (:func:`valid_row`) is a miss
+too, and is rewritten. Internal errors and crashed workers are not cached.
 
 **Where.** ``$TFCLIP_MIGRATE_CACHE_DIR`` if set, else the user cache directory
 (``$XDG_CACHE_HOME/tfclip-migrate``, default ``~/.cache/tfclip-migrate``): content-addressed
 entries do not depend on the project, so one cache serves every checkout, worktree and
 pre-commit environment, and nothing is written into the user's tree. ``--no-cache`` turns
 it off. Entries live in ``v<FORMAT>-<fingerprint>/<2 hex>/<64 hex>.json``; a directory of
-another fingerprint not used for 30 days is removed when a new one is created.
+another fingerprint not used for 30 days is removed when a new one is created -- only if
+its name has that exact pattern AND it holds the :data:`MARKER` file the tool wrote in it
+(never through a symlink). A directory the user does not own or others may write, or
+whose ``CACHEDIR.TAG`` is a symlink, is not used (:func:`unusable`).
 
 **Tree index.** A run over a directory (or many files) also keeps one :class:`Tree`: the
 rows of all its files, those without candidates included, in one file per (settings,

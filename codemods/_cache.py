@@ -333,6 +333,7 @@ _MARKER_TEXT = b"tfclip-migrate cache entries (a directory holding this file may
 _CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                  b"# This directory is tfclip-migrate's cache (safe to delete; see --no-cache).\n")
 _ROOT_NAME = re.compile(r"v%d-[0-9a-f]{24}\Z" % FORMAT)
+_TREE_NAME = re.compile(r"[0-9a-f]{64}\.tree\Z")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _MAX_ENTRY = 64 << 20  # bytes of one entry read at most (a bigger one is a miss)
 
@@ -480,7 +481,8 @@ def read_tree(path: str) -> Dict[str, List[Any]]:
 def _prune(directory: str, keep: int) -> None:
     """Remove all but the ``keep`` most recently written tree indexes of ``directory``."""
     try:
-        names = [n for n in os.listdir(directory) if n.endswith(TREE_SUFFIX)]
+        names = [n for n in os.listdir(directory) if _TREE_NAME.match(n)  # only the tool's own names
+                 and stat.S_ISREG(os.lstat(os.path.join(directory, n)).st_mode)]
         if len(names) <= keep:
             return
         dated = sorted(((os.stat(os.path.join(directory, n)).st_mtime, n) for n in names), reverse=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 import _cli_subprocess as sub
 import pytest
 
-from codemods import _cache
+from codemods.cli import cache as _cache
 from codemods import _writes as writes_mod
 from codemods.cli import main
 
@@ -214,9 +214,9 @@ class TestDamagedCache:
     def test_crafted_unchanged_entry_never_skips_a_fix(self, tree, capsys):
         """A well-formed entry "unchanged, no findings" for a file `fix` would rewrite does not stop
         the rewrite (`fix` never consults the cache), and `applied` is true only for bytes written."""
-        from codemods import cli
-        from codemods._config import Config
-        from codemods._process import DEFAULT_MAX_SIZE
+        from codemods.cli import app as cli
+        from codemods.cli.config import Config
+        from codemods.cli.process import DEFAULT_MAX_SIZE
 
         (tree / "train.py").write_text(SEED)
         args = cli._build_parser().parse_args(["fix", "train.py"])
@@ -615,7 +615,7 @@ def test_closed_stdin(tmp_path, command):
 
 def test_sigint_before_the_run_is_a_boolean(tree, capsys, monkeypatch):
     """A Ctrl-C before any file (here: during discovery, in-process) gives `"interrupted": true`."""
-    from codemods import _discovery
+    from codemods.cli import discovery as _discovery
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

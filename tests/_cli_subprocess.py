@@ -57,7 +57,8 @@ def popen(args: List[str], cwd: Path, *, nobody: bool = False, extra_env: Option
     return subprocess.Popen(
         [*prefix, RULES_SCRIPT, *args],
         cwd=cwd,
-        env=env(PYTHONPATH=str(TESTS), **(extra_env or {})),
+        # this checkout's codemods, not whichever an installed (editable) package points at
+        env=env(PYTHONPATH=os.pathsep.join((str(TESTS), str(TESTS.parent))), **(extra_env or {})),
         stdout=kwargs.pop("stdout", subprocess.PIPE),
         stderr=kwargs.pop("stderr", subprocess.PIPE),
         **kwargs,

@@ -31,6 +31,7 @@ from codemods.cli import config as _config
 from codemods.cli import discovery as _discovery
 
 from codemods.cli import formats as _formats
+from codemods.cli import signals as _signals
 from codemods.cli.config import Config, UsageError
 from codemods.cli.report import PROG, Reporter
 from codemods.cli.report import write as _write
@@ -262,7 +263,8 @@ def _settings(args: argparse.Namespace, config: Config, diff: bool, stdin: bool 
     edits = args.command == "check" and args.format in ("json", "sarif")  # each fix's edit, as `fix` would write it
     cache = None
     # The cache key covers the package's own sources: rules passed by a caller are not cached.
-    if not args.no_cache and args.rules is None and not stdin:
+    # `fix` never consults it: a cached result must never stand in for a write (or a diff).
+    if not args.no_cache and args.rules is None and not stdin and args.command != "fix":
         cache = _cache.Cache(_cache.default_dir(), _cache.settings_text(
             options, diff=diff, report_unparsable=report_unparsable, max_size=max_size, edits=edits))
     return Settings(
@@ -299,12 +301,14 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
         config = _config.with_extend_exclude(config, _config.split_globs(args.extend_exclude))
     for warning in config.warnings:
         reporter.warning(warning)
+    reporter.config_path = config.path
     settings = _settings(args, config, diff=reporter.mode == "diff", stdin=reporter.mode == "stdin")
+    settings = _usable_cache(settings, reporter)
     if reporter.mode == "stdin":
         return _run_stdin(args, settings, reporter)
 
     found = _discovery.discover(args.paths, config)
-    for path, message in found.errors:
+    for path, message in found.errors + found.unreadable:
         reporter.error(path, message)
     for path, reason in found.skipped:
         reporter.skip(path, reason)
@@ -327,13 +331,31 @@ def _cmd_migrate(args: argparse.Namespace, reporter: Reporter, err: IO[str]) -> 
     reporter.not_processed(result.not_processed)
     interrupted = result.interrupted
     code = interrupted.exit_code if interrupted else _exit_code(args, reporter)
+    _signals.stop_raising()  # a signal now cannot cut the summary / document short
     reporter.finish(
         found,
         code,
         interrupted=interrupted.name if interrupted else None,
         not_processed=len(result.not_processed),
     )
+    if reporter.document_failed:
+        return EXIT_ERROR
     return code if interrupted else _exit_code(args, reporter)
+
+
+def _usable_cache(settings: "Settings", reporter: Reporter) -> "Settings":
+    """``settings`` without the cache when its directory must not be trusted (a warning says why)."""
+    if settings.cache is None:
+        return settings
+    from codemods.cli import cache as _cache
+
+    reason = _cache.unusable(settings.cache.directory)
+    if reason is None:
+        return settings
+    import dataclasses
+
+    reporter.warning(f"{reason}: running without the cache")
+    return dataclasses.replace(settings, cache=None)
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -349,15 +371,24 @@ def _run_stdin(args: argparse.Namespace, settings: "Settings", reporter: Reporte
 
     display = args.stdin_filename or "-"
     stdin = sys.stdin
-    data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+    try:
+        if stdin is None:  # `fix - <&-`: Python found no fd 0
+            raise OSError(0, "stdin is closed")
+        data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+    except (OSError, ValueError) as exc:
+        reporter.error("-", f"cannot read stdin: {getattr(exc, 'strerror', None) or exc}")
+        _signals.stop_raising()
+        reporter.finish(None, EXIT_ERROR, summary=False)
+        return EXIT_ERROR
     target = Target(display=display, real=display, notebook=display.endswith(NOTEBOOK_SUFFIX))
     report = process(settings, target, data=data)
     if args.command == "fix":  # stdout: the code, fixed or as it came (never lost)
         reporter.stdout_bytes(report.new if report.status == "changed" and report.new is not None else data)
     reporter.file(report)
     code = _exit_code(args, reporter)
+    _signals.stop_raising()
     reporter.finish(None, code)
-    return _exit_code(args, reporter)
+    return EXIT_ERROR if reporter.document_failed else _exit_code(args, reporter)
 
 
 def _exit_code(args: argparse.Namespace, reporter: Reporter) -> int:
@@ -386,6 +417,25 @@ def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
     reporter = Reporter(out, err, command=None, json_format=_wants_json(argv))
+    with _signals.handling():  # from start-up on: a signal always ends in a summary / a document
+        try:
+            code = _main(argv, parser, reporter, out, err, rules)
+        except _signals.Interrupted as exc:  # a signal in an error path, before the output was complete
+            code = exc.exit_code if reporter.finished else _interrupted(reporter, exc)
+        _signals.stop_raising()  # the output is complete: a late signal changes nothing now
+        return code
+
+
+def _interrupted(reporter: Reporter, interrupted: "_signals.Interrupted") -> int:
+    """The end of a run a signal stopped before it processed any file."""
+    _signals.stop_raising()
+    reporter.error(None, f"interrupted by {interrupted.name} before any file was written")
+    reporter.finish(None, interrupted.exit_code, interrupted=interrupted.name, summary=False)
+    return EXIT_ERROR if reporter.document_failed else interrupted.exit_code
+
+
+def _main(argv: Sequence[str], parser: argparse.ArgumentParser, reporter: Reporter, out: IO[str], err: IO[str],
+          rules: Optional[Sequence[type]]) -> int:
     try:
         try:
             args = parser.parse_args(argv)
@@ -404,20 +454,24 @@ def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]
         reporter.quiet = args.quiet
         reporter.extra = _outputs(args, reporter)
         return _cmd_migrate(args, reporter, err)
-    except KeyboardInterrupt:  # before or after the run (the run itself handles signals)
-        reporter.error(None, "interrupted (SIGINT) before any file was written")
-        reporter.finish(None, EXIT_INTERRUPTED, summary=False)
-        return EXIT_INTERRUPTED
+    except (KeyboardInterrupt, _signals.Interrupted) as exc:  # before the run (the run handles its own)
+        interrupted = exc if isinstance(exc, _signals.Interrupted) else _signals.Interrupted(2)
+        if reporter.finished:  # the summary / document is out: nothing more to say
+            return interrupted.exit_code
+        return _interrupted(reporter, interrupted)
     except UsageError as exc:
         usage = exc.args[1] if len(exc.args) > 1 else ""
         if usage and not reporter.json:
             _write(err, usage)
         reporter.error(None, str(exc.args[0]))
+        _signals.stop_raising()
         reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
     except Exception as exc:  # a bug: exit 2 with one clear line (and valid JSON)
         reporter.error(None, f"internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)")
-        reporter.finish(None, EXIT_ERROR, summary=False)
+        if not reporter.finished:
+            _signals.stop_raising()
+            reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
 
 

@@ -12,17 +12,21 @@ not in the key: a file copied to another place or checkout hits the same entry (
 in each finding is filled in when the entry is read).
 
 **What is cached.** Only outcomes that write nothing: a file left unchanged (with its
-findings) or skipped (TFC900). A file that would be rewritten is computed every time, so
-``fix`` can never write from the cache; and an entry is found only by the exact bytes just
-read, so a file that changed since is a miss. Internal errors and crashed workers are not
-cached.
+findings) or skipped (TFC900), by ``check`` -- ``fix`` never consults the cache (the CLI
+gives it none), so a cached result can never stand in for a write or a diff. An entry is
+found only by the exact bytes just read, so a file that changed since is a miss; an entry
+or row that does not decode to exactly the shape written (:func:`valid_row`) is a miss
+too, and is rewritten. Internal errors and crashed workers are not cached.
 
 **Where.** ``$TFCLIP_MIGRATE_CACHE_DIR`` if set, else the user cache directory
 (``$XDG_CACHE_HOME/tfclip-migrate``, default ``~/.cache/tfclip-migrate``): content-addressed
 entries do not depend on the project, so one cache serves every checkout, worktree and
 pre-commit environment, and nothing is written into the user's tree. ``--no-cache`` turns
 it off. Entries live in ``v<FORMAT>-<fingerprint>/<2 hex>/<64 hex>.json``; a directory of
-another fingerprint not used for 30 days is removed when a new one is created.
+another fingerprint not used for 30 days is removed when a new one is created -- only if
+its name has that exact pattern AND it holds the :data:`MARKER` file the tool wrote in it
+(never through a symlink). A directory the user does not own or others may write, or
+whose ``CACHEDIR.TAG`` is a symlink, is not used (:func:`unusable`).
 
 **Tree index.** A run over a directory (or many files) also keeps one :class:`Tree`: the
 rows of all its files, those without candidates included, in one file per (settings,
@@ -42,6 +46,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -138,13 +144,25 @@ class Cache:
         return os.path.join(self.root, key[:2], key[2:] + ".json")
 
     def get(self, key: str) -> Optional[Dict[str, Any]]:
-        """The entry stored under ``key``, or None (missing, partial, corrupt: a miss)."""
+        """The entry stored under ``key``, or None (missing, partial, corrupt, of any other
+        shape than :meth:`put` writes: a miss, then overwritten)."""
         try:
-            with open(self._path(key), "rb") as handle:
-                entry = json.loads(handle.read())
-        except (OSError, ValueError):
+            fd = os.open(self._path(key), os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
             return None
-        if not isinstance(entry, dict) or entry.get("key") != key:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            with os.fdopen(fd, "rb") as handle:
+                fd = -1
+                entry = json.loads(handle.read(_MAX_ENTRY + 1))
+        except (OSError, ValueError, RecursionError):
+            return None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        if (not isinstance(entry, dict) or set(entry) != _ENTRY_FIELDS or entry.get("key") != key
+                or not valid_row([entry[name] for name in _ROW_FIELDS])):
             return None
         return entry
 
@@ -172,23 +190,18 @@ class Cache:
                 pass
 
     def _create_root(self) -> None:
-        os.makedirs(self.root, exist_ok=True)
-        tag = os.path.join(self.directory, "CACHEDIR.TAG")
-        if not os.path.exists(tag):
-            with open(tag, "w", encoding="ascii") as handle:
-                handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
-                             "# This directory is tfclip-migrate's cache (safe to delete; see --no-cache).\n")
-        now = time.time()
-        for name in os.listdir(self.directory):
-            old = os.path.join(self.directory, name)
-            if name.startswith(f"v{FORMAT}-") and old != self.root and os.path.isdir(old):
-                try:
-                    if now - os.stat(old).st_mtime > _STALE_AFTER_S:
-                        import shutil
-
-                        shutil.rmtree(old, ignore_errors=True)
-                except OSError:
-                    pass
+        """Create this fingerprint's directory, with the marker that proves the tool made it,
+        and remove the stale ones the tool provably made (see :func:`_remove_stale`)."""
+        if unusable(self.directory) is not None:
+            raise OSError("cache directory not usable")
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        _write_new(os.path.join(self.directory, "CACHEDIR.TAG"), _CACHEDIR_TAG)
+        try:
+            os.mkdir(self.root, 0o700)
+        except FileExistsError:
+            pass
+        _write_new(os.path.join(self.root, MARKER), _MARKER_TEXT)
+        _remove_stale(self.directory, self.root)
 
 
     def tree(self, paths: Sequence[str]) -> "Tree":
@@ -251,7 +264,10 @@ class Tree:
                 for line in handle:
                     key, _, row = line.rstrip(b"\n").partition(b" ")
                     if len(key) == 64 and row:
-                        rows[bytes.fromhex(key.decode("ascii"))] = row
+                        try:
+                            rows[bytes.fromhex(key.decode("ascii"))] = row
+                        except ValueError:  # not hex: that row is a miss, the others stand
+                            continue
         except (OSError, ValueError):
             return {}
         return rows
@@ -264,9 +280,10 @@ class Tree:
             return None
         try:
             row = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
-        if not isinstance(row, list) or len(row) != 5:
+        if not valid_row(row):
+            del self.rows[digest]  # a miss: the file's new row replaces it
             return None
         self.used[digest] = text
         return row
@@ -311,6 +328,145 @@ class Tree:
                 pass
 
 
+MARKER = ".tfclip-migrate-cache"  # in each fingerprint directory the tool made
+_MARKER_TEXT = b"tfclip-migrate cache entries (a directory holding this file may be deleted by tfclip-migrate)\n"
+_CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                 b"# This directory is tfclip-migrate's cache (safe to delete; see --no-cache).\n")
+_ROOT_NAME = re.compile(r"v%d-[0-9a-f]{24}\Z" % FORMAT)
+_TREE_NAME = re.compile(r"[0-9a-f]{64}\.tree\Z")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_MAX_ENTRY = 64 << 20  # bytes of one entry read at most (a bigger one is a miss)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Create ``path`` with ``data`` unless a regular file is there; never through a link
+    (a symlink there, dangling or not, raises ``OSError``: the cache is then not written)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISREG(st.st_mode):
+            return
+        raise OSError(f"{path} is not a regular file")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _is_marked(path: str) -> bool:
+    """``path`` is a real directory (not a link) holding the marker the tool wrote in it."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return False
+        fd = os.open(os.path.join(path, MARKER), os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(_MARKER_TEXT) + 1) == _MARKER_TEXT
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _remove_stale(directory: str, keep: str) -> None:
+    """Remove the fingerprint directories of ``directory`` not used for 30 days -- only
+    those the tool provably made: named ``v<FORMAT>-<24 hex>`` AND holding the marker file
+    it wrote; never through a symlink (``shutil.rmtree`` follows none). Anything else, a
+    user's ``v1-thesis-draft/`` included, is never touched."""
+    import shutil
+
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        old = os.path.join(directory, name)
+        if not _ROOT_NAME.match(name) or old == keep or not _is_marked(old):
+            continue
+        try:
+            if now - os.lstat(old).st_mtime > _STALE_AFTER_S:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def unusable(directory: str) -> Optional[str]:
+    """Why the cache directory must not be used, or None: like ssh and pip, a directory
+    the user does not own, or that others may write, is not trusted (an entry there could
+    hide findings); nor one whose ``CACHEDIR.TAG`` is a symlink (writing it would create
+    the link's target). A directory not made yet is fine (it is made 0700)."""
+    try:
+        st = os.stat(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot use the cache directory {directory}: {exc.strerror or exc}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"the cache directory {directory} is not a directory"
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    if euid is not None and st.st_uid != euid:
+        return f"the cache directory {directory} is owned by uid {st.st_uid}, not by you (uid {euid})"
+    if stat.S_IMODE(st.st_mode) & 0o022:
+        return (f"the cache directory {directory} is writable by others (mode "
+                f"{oct(stat.S_IMODE(st.st_mode))[2:].zfill(4)}); make it private (chmod go-w)")
+    try:
+        tag = os.lstat(os.path.join(directory, "CACHEDIR.TAG"))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot use the cache directory {directory}: {exc.strerror or exc}"
+    if not stat.S_ISREG(tag.st_mode):
+        return f"{os.path.join(directory, 'CACHEDIR.TAG')} is not a regular file (a symlink?)"
+    return None
+
+
+# A row: [status, reason, parsed, encoding, findings]; a finding:
+# [line, col, code, message, fix, applied, cell]. Only outcomes that write nothing are
+# cached, and only by runs that write nothing (``check``): a finding is never applied.
+_ROW_FIELDS = ("status", "reason", "parsed", "encoding", "findings")
+_ENTRY_FIELDS = frozenset(_ROW_FIELDS) | {"key"}
+_CODE = re.compile(r"[A-Z]{2,5}[0-9]{3}\Z")
+_FIXES = ("safe", "unsafe", "none")
+
+
+def _is_int(value: Any, low: int) -> bool:
+    return type(value) is int and value >= low
+
+
+def valid_row(row: Any) -> bool:
+    """Whether ``row`` decodes to exactly the shape :func:`report_row` writes (anything else
+    is a miss: a damaged or hand-made entry never decides a result)."""
+    if type(row) is not list or len(row) != 5:
+        return False
+    status, reason, parsed, encoding, findings = row
+    if status not in ("unchanged", "skipped") or type(reason) is not str or type(parsed) is not bool:
+        return False
+    if type(encoding) is not str or not encoding or len(encoding) > 64 or type(findings) is not list:
+        return False
+    if status == "unchanged" and reason:
+        return False
+    try:
+        import codecs
+
+        codecs.lookup(encoding)
+    except LookupError:
+        return False
+    for finding in findings:
+        if type(finding) is not list or len(finding) != 7:
+            return False
+        line, col, code, message, fix, applied, cell = finding
+        if not (_is_int(line, 1) and _is_int(col, 1) and type(code) is str and _CODE.match(code)
+                and type(message) is str and fix in _FIXES and applied is False
+                and (cell is None or _is_int(cell, 1))):
+            return False
+    return True
+
+
 def read_tree(path: str) -> Dict[str, List[Any]]:
     """The rows of the tree index file ``path``, decoded (tests, inspection)."""
     rows = {}
@@ -325,7 +481,8 @@ def read_tree(path: str) -> Dict[str, List[Any]]:
 def _prune(directory: str, keep: int) -> None:
     """Remove all but the ``keep`` most recently written tree indexes of ``directory``."""
     try:
-        names = [n for n in os.listdir(directory) if n.endswith(TREE_SUFFIX)]
+        names = [n for n in os.listdir(directory) if _TREE_NAME.match(n)  # only the tool's own names
+                 and stat.S_ISREG(os.lstat(os.path.join(directory, n)).st_mode)]
         if len(names) <= keep:
             return
         dated = sorted(((os.stat(os.path.join(directory, n)).st_mtime, n) for n in names), reverse=True)

@@ -87,8 +87,9 @@ def split_codes(values: Sequence[str]) -> Tuple[str, ...]:
 
 def find_pyproject(start_dirs: Sequence[str]) -> Tuple[Optional[str], Tuple[str, ...]]:
     """Nearest ``pyproject.toml`` with a ``[tool.tfclip-migrate]`` table, searching upward
-    from each of ``start_dirs`` in turn (the paths' common directory, then the cwd), and
-    warnings about the files passed over.
+    from each of ``start_dirs`` in turn (the paths' common directory, then the cwd) up to
+    the repository root (:func:`is_repository_root`) at most, and warnings about the files
+    passed over.
 
     A ``pyproject.toml`` whose bytes do not mention ``tfclip-migrate`` cannot hold the
     table: it is passed over unparsed, so an unrelated broken (or non-UTF-8) file in a
@@ -116,10 +117,19 @@ def find_pyproject(start_dirs: Sequence[str]) -> Tuple[Optional[str], Tuple[str,
                     if CONFIG_TABLE in data.get("tool", {}):
                         return candidate, tuple(warnings)
             parent = os.path.dirname(directory)
-            if parent == directory:
-                break
+            if parent == directory or is_repository_root(directory):
+                break  # never above the repository: a pyproject.toml there is not the project's
             directory = parent
     return None, tuple(warnings)
+
+
+REPOSITORY_MARKERS = (".git", ".hg")  # a directory (a .git file too: worktrees, submodules)
+
+
+def is_repository_root(directory: str) -> bool:
+    """Whether ``directory`` is the top of a git or Mercurial checkout (configuration
+    discovery stops there, as ruff's and black's do)."""
+    return any(os.path.lexists(os.path.join(directory, marker)) for marker in REPOSITORY_MARKERS)
 
 
 def load_config(path: Optional[str]) -> Config:

@@ -101,21 +101,27 @@ class Target:
     display: str
     real: str
     notebook: bool
+    # the device and inode discovery saw (0: unknown): the file read must be it (a witness, not
+    # part of the target's identity)
+    dev: int = field(default=0, compare=False)
+    ino: int = field(default=0, compare=False)
 
 
 class Targets(Sequence[Target]):
     """The files of a run, in order, stored compactly: each directory's shown and real path
     once, each file's name and kind; ``targets[i]`` makes the :class:`Target`."""
 
-    __slots__ = ("_dirs", "_dir_of", "_names", "_notebook")
+    __slots__ = ("_dirs", "_dir_of", "_names", "_notebook", "_dev", "_ino")
 
     def __init__(self, targets: Sequence[Target] = ()) -> None:
         self._dirs: List[Tuple[str, str]] = []  # (shown, real): a directory, or an explicit file's paths
         self._dir_of = array("i")  # per file: its index in _dirs
         self._names: List[Optional[str]] = []  # per file: its name in the directory (None: explicit file)
         self._notebook = bytearray()  # per file: 1 for a notebook
+        self._dev = array("Q")  # per file: the device and inode seen (0: unknown)
+        self._ino = array("Q")
         for target in targets:
-            self.add_file(target.display, target.real, target.notebook)
+            self.add_file(target.display, target.real, target.notebook, target.dev, target.ino)
 
     def add_directory(self, shown: str, real: str) -> int:
         """Register a directory (``shown`` as paths are shown: ``""`` for the current one);
@@ -123,17 +129,21 @@ class Targets(Sequence[Target]):
         self._dirs.append((shown, real))
         return len(self._dirs) - 1
 
-    def add(self, directory: int, name: str, notebook: bool) -> None:
+    def add(self, directory: int, name: str, notebook: bool, dev: int = 0, ino: int = 0) -> None:
         """A file ``name`` of a registered directory."""
         self._dir_of.append(directory)
         self._names.append(name)
         self._notebook.append(notebook)
+        self._dev.append(dev)
+        self._ino.append(ino)
 
-    def add_file(self, display: str, real: str, notebook: bool) -> None:
+    def add_file(self, display: str, real: str, notebook: bool, dev: int = 0, ino: int = 0) -> None:
         """A file with its own paths (named on the command line)."""
         self._dir_of.append(self.add_directory(display, real))
         self._names.append(None)
         self._notebook.append(notebook)
+        self._dev.append(dev)
+        self._ino.append(ino)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -142,9 +152,11 @@ class Targets(Sequence[Target]):
         shown, real = self._dirs[self._dir_of[index]]
         name = self._names[index]
         notebook = bool(self._notebook[index])
+        dev, ino = self._dev[index], self._ino[index]
         if name is None:
-            return Target(display=shown, real=real, notebook=notebook)
-        return Target(display=os.path.join(shown, name), real=os.path.join(real, name), notebook=notebook)
+            return Target(display=shown, real=real, notebook=notebook, dev=dev, ino=ino)
+        return Target(display=os.path.join(shown, name), real=os.path.join(real, name), notebook=notebook,
+                      dev=dev, ino=ino)
 
     @overload
     def __getitem__(self, index: int) -> Target: ...
@@ -181,6 +193,9 @@ class Discovery:
     targets: Targets = field(default_factory=Targets)
     skipped: List[Tuple[str, str]] = field(default_factory=list)  # (path, reason)
     errors: List[Tuple[str, str]] = field(default_factory=list)  # (path, message)
+    # paths under a walk that could not be read (a directory not listable, a name beyond
+    # PATH_MAX): errors too (exit 2), counted apart from the files
+    unreadable: List[Tuple[str, str]] = field(default_factory=list)
     symlinks_not_followed: int = 0
     excluded: int = 0
 
@@ -302,7 +317,7 @@ def discover(paths: Sequence[str], config: Config) -> Discovery:
         # An explicitly named file is processed whatever its suffix (pre-commit passes
         # extension-less scripts with a python shebang).
         if not seen(real):
-            found.targets.add_file(arg, real, bool(_wanted_suffix(arg)))
+            found.targets.add_file(arg, real, bool(_wanted_suffix(arg)), st.st_dev, st.st_ino)
     return found
 
 
@@ -316,7 +331,8 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, seen) -> None
         return os.path.normpath(os.path.join(shown, os.path.relpath(path, root)))
 
     def onerror(exc: OSError) -> None:
-        found.skipped.append((display(exc.filename or root), f"cannot list directory: {_os_reason(exc)}"))
+        found.unreadable.append((display(exc.filename or root), f"cannot list directory: {_os_reason(exc)}; "
+                                 "its files were not checked"))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         # No symlink is followed below ``dirpath`` and a file met is checked not to be one, so
@@ -348,7 +364,7 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, seen) -> None
             try:
                 lst = os.lstat(path)
             except OSError as exc:
-                found.skipped.append((shown_path, _os_reason(exc)))
+                found.unreadable.append((shown_path, f"cannot read: {_os_reason(exc)}"))
                 continue
             if stat.S_ISLNK(lst.st_mode):
                 found.symlinks_not_followed += 1
@@ -363,7 +379,7 @@ def _walk(shown: str, root: str, config: Config, found: Discovery, seen) -> None
             if number < 0:
                 shown_dir = os.path.dirname(shown_path)
                 number = found.targets.add_directory(shown_dir, real_dir)
-            found.targets.add(number, name, notebook)
+            found.targets.add(number, name, notebook, lst.st_dev, lst.st_ino)
 
 
 def _os_reason(exc: OSError) -> str:

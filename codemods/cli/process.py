@@ -176,6 +176,22 @@ def _too_large(settings: Settings, size: int) -> Optional[str]:
     return None
 
 
+# A notebook's bytes may be this many times --max-file-size (outputs, images, metadata)
+# before it is refused unread; its code cells then count against the limit itself.
+NOTEBOOK_SIZE_FACTOR = 16
+
+
+def _notebook_too_large(settings: Settings, size: int) -> Optional[str]:
+    limit = settings.max_size * NOTEBOOK_SIZE_FACTOR
+    if settings.max_size and size > limit:
+        return (
+            f"too large to analyse: a {_size_text(size)} notebook is over the {_size_text(limit)} limit for "
+            f"notebooks ({NOTEBOOK_SIZE_FACTOR} x --max-file-size; raise it with --max-file-size or "
+            "`max-file-size` in [tool.tfclip-migrate])"
+        )
+    return None
+
+
 def _size_text(size: int) -> str:
     for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= factor:
@@ -248,6 +264,10 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
 
     if _from_cache(settings, data, True, report):
         return None
+    too_large = _notebook_too_large(settings, len(data))  # on the bytes, before any parsing
+    if too_large:
+        _skip(settings, report, too_large)
+        return None
     try:
         nb = _notebooks.load_notebook(data)
     except _notebooks.NotebookError as exc:
@@ -257,8 +277,14 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         return None
     options = settings.options
     cells = list(nb.code_cells())
-    if not _may_contain_targets("\n".join(source for _, source in cells), settings):
+    code = "\n".join(source for _, source in cells)
+    if not _may_contain_targets(code, settings):
         return None
+    too_large = _too_large(settings, len(code.encode("utf-8", "surrogatepass")))  # before any cell is parsed
+    if too_large:
+        _skip(settings, report, too_large)
+        return None
+    del code
     from codemods.engine.core import FixSafety
 
     report.parsed = True
@@ -423,7 +449,7 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None,
     try:
         if data is None:
             try:
-                data, report.snapshot = _writes.read_file(target.real)
+                data, report.snapshot = _writes.read_file(target.real, target.dev, target.ino)
             except OSError as exc:
                 _skip(settings, report, f"cannot read: {_writes.describe_os_error(exc)}")
                 return report

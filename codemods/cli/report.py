@@ -27,13 +27,15 @@ import re
 from collections import Counter
 from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from codemods.cli.quoting import escape_text, finding_text, json_entry, json_text, path_text
+
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.cli.discovery import Discovery, Target
     from codemods.cli.formats import Outputs
     from codemods.cli.process import FileReport
 
 PROG = "tfclip-migrate"
-SCHEMA = 1
+SCHEMA = 2  # 2: ``interrupted`` is a boolean, ``signal`` names the signal; ``summary.config``
 _WRITE_SIZE = 64 << 10  # characters per write of the JSON document (and per read of a spool file)
 
 
@@ -91,7 +93,9 @@ def unified_diff_bytes(old: bytes, new: bytes, path: str) -> bytes:
     kept, a missing final newline is marked."""
     import difflib
 
-    name = os.fsencode(path)
+    from codemods.cli.quoting import diff_name
+
+    name = diff_name(path)  # quoted as git quotes it (a tab after a name with a space)
     out = []
     for line in difflib.diff_bytes(difflib.unified_diff, _split_lines(old), _split_lines(new), name, name):
         if not line.endswith(b"\n"):
@@ -188,22 +192,48 @@ class Spool:
         self._parts: List[str] = []
         self._size = 0
         self._file: Optional[IO[str]] = None
+        self.failed: Optional[str] = None  # why the spool file could not be written (no document then)
 
     def add(self, entry: Dict[str, Any]) -> None:
-        text = _entry_json(entry)
+        if self.failed is not None:
+            return
+        text = _entry_json(json_entry(entry))
         text = ("" if not self.count else ",\n") + "    " + text
         self.count += 1
-        if self._file is not None:
-            self._file.write(text)
-            return
-        self._parts.append(text)
-        self._size += len(text)
-        if self._size > self.max_size:
-            import tempfile
+        try:
+            if self._file is not None:
+                self._file.write(text)
+                return
+            self._parts.append(text)
+            self._size += len(text)
+            if self._size > self.max_size:
+                import tempfile
 
-            self._file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
-            self._file.write("".join(self._parts))
-            self._parts = []
+                self._file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
+                self._file.write("".join(self._parts))
+                self._parts = []
+        except OSError as exc:  # TMPDIR full, unwritable, a file size limit: no document, exit 2
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self.failed = f"{exc.strerror or exc} (TMPDIR={os.environ.get('TMPDIR') or '/tmp'})"
+        self._parts = []
+        try:
+            if self._file is not None:
+                self._file.close()
+        except OSError:
+            pass
+        self._file = None
+
+    def ready(self) -> Optional[str]:
+        """Flush the spool file: None when the list can be read back whole, else why not."""
+        if self._file is not None and self.failed is None:
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as exc:
+                self._fail(exc)
+        return self.failed
 
     def chunks(self) -> Iterator[str]:
         """The list's text (``[]``, or ``[`` + entries + ``]`` as ``json.dumps`` nests it)."""
@@ -224,7 +254,10 @@ class Spool:
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:
+                pass
             self._file = None
 
 
@@ -255,6 +288,9 @@ class Reporter:
         self.files = Spool()  # JSON entries (filled in JSON mode only)
         self.findings = Spool()
         self.extra: Optional["Outputs"] = None  # the other formats and reports (codemods.cli.formats)
+        self.finished = False  # finish() ran: the summary / document is out (never a second one)
+        self.document_failed = False  # the JSON document could not be written whole: none was (exit 2)
+        self.config_path: Optional[str] = None  # the pyproject.toml the run used (named in the summary)
 
     # -- streams -----------------------------------------------------------------------
 
@@ -290,12 +326,12 @@ class Reporter:
     def error(self, path: Optional[str], message: str) -> None:
         """Something that makes the exit code 2 (always also on stderr)."""
         self.errors.append((path, message))
-        where = f"{path}: " if path else ""
-        self._emit(self.err, f"{PROG}: error: {where}{message}\n")
+        where = f"{path_text(path)}: " if path else ""
+        self._emit(self.err, f"{PROG}: error: {where}{escape_text(message)}\n")
 
     def warning(self, message: str) -> None:
         self.warnings.append(message)
-        self._emit(self.err, f"{PROG}: warning: {message}\n")
+        self._emit(self.err, f"{PROG}: warning: {escape_text(message)}\n")
 
     def skip(self, path: str, reason: str) -> None:
         """A path passed over before processing (walk: special file, unlistable dir)."""
@@ -303,7 +339,7 @@ class Reporter:
         if self.json:
             self.files.add({"path": path, "status": "skipped", "reason": reason})
         else:
-            self._emit(self.err, f"{path}: skipped: {reason}\n")
+            self._emit(self.err, f"{path_text(path)}: skipped: {escape_text(reason)}\n")
 
     def file(self, report: "FileReport") -> None:
         """One processed file: its status line, findings and diff (then it is forgotten:
@@ -318,7 +354,7 @@ class Reporter:
         if report.status == "error":
             self.error(report.display, report.reason)
         elif report.written and self.mode == "write" and not self.quiet:
-            self._emit(self.err, f"Rewriting {report.display}\n")
+            self._emit(self.err, f"Rewriting {path_text(report.display)}\n")
         if self.json:
             for finding in report.findings:
                 self.findings.add(finding.to_json())
@@ -329,7 +365,7 @@ class Reporter:
             self.stdout_bytes(report.diff)
         if self.extra is not None and self.extra.file(self, report):
             return
-        lines = "".join(f.format() + "\n" for f in report.findings if not f.diagnostic.applied)
+        lines = "".join(finding_text(f) + "\n" for f in report.findings if not f.diagnostic.applied)
         if lines:
             self._emit(self.main_stream, lines)
 
@@ -348,7 +384,8 @@ class Reporter:
         summary: bool = True,
     ) -> None:
         """The summary (stderr) or the JSON document."""
-        numbers = _numbers(self.tally, found, self.skipped)
+        self.finished = True
+        numbers = _numbers(self.tally, found, self.skipped, self.config_path)
         if self.extra is not None and summary and not self.extra.write_report(self, numbers) and exit_code in (0, 1):
             exit_code = 2
         if self.extra is not None:
@@ -357,6 +394,8 @@ class Reporter:
                 return  # the numbers are in the document; stderr stays for errors
         if self.json:
             self._emit_document(exit_code, interrupted, numbers if summary and self.command in ("check", "fix") else None)
+        if self.document_failed:
+            return  # one error line said it all
         if not summary or self.quiet or self.command not in ("check", "fix") or self.mode == "stdin":
             return
         text = _summary_text(self.command, self.mode, numbers, interrupted, not_processed)
@@ -371,17 +410,26 @@ class Reporter:
         """The JSON document, streamed: the spooled lists go out chunk by chunk."""
         import json
 
+        failed = self.findings.ready() or self.files.ready()
+        if failed is not None:  # a truncated document would be worse than none
+            self.document_failed = True
+            self.findings.close()
+            self.files.close()
+            self.json = False  # the error below is one line on stderr
+            self.error(None, f"cannot write the JSON document: its temporary file failed: {failed}; no JSON written")
+            return
         document = {
             "tool": PROG,
             "schema": SCHEMA,
             "command": self.command,
             "mode": self.mode,
             "exit_code": exit_code,
-            "interrupted": interrupted,
+            "interrupted": interrupted is not None,
+            "signal": interrupted,
             "findings": self._FINDINGS,
             "files": self._FILES,
-            "errors": [{"path": path, "message": message} for path, message in self.errors],
-            "warnings": list(self.warnings),
+            "errors": [json_entry({"path": path, "message": json_text(message)}) for path, message in self.errors],
+            "warnings": [json_text(w) for w in self.warnings],
             "summary": numbers,
         }
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -421,8 +469,9 @@ def _silence_stdout(stream: IO[str]) -> None:
         pass
 
 
-def _numbers(tally: Tally, found: Optional["Discovery"], skipped) -> Dict[str, Any]:
+def _numbers(tally: Tally, found: Optional["Discovery"], skipped, config: Optional[str] = None) -> Dict[str, Any]:
     counts, by_code, parsed = tally.statuses, tally.by_code, tally.parsed
+    unreadable = len(found.unreadable) if found is not None and hasattr(found, "unreadable") else 0
     return {
         "scanned": tally.reports + len(skipped),
         "rewritten": counts["rewritten"],
@@ -435,9 +484,21 @@ def _numbers(tally: Tally, found: Optional["Discovery"], skipped) -> Dict[str, A
         "excluded": found.excluded if found else 0,
         "symlinks_not_followed": found.symlinks_not_followed if found else 0,
         "findings_by_code": {code: by_code[code] for code in sorted(by_code)},
+        "unreadable": unreadable,
+        "config": json_text(config) if config else None,
         "safe_fixes_available": tally.safe_left,
         "unsafe_fixes_available": tally.unsafe_left,
     }
+
+
+def _unread_and_config_lines(n: Dict[str, Any]) -> List[str]:
+    """The summary's lines on the paths that could not be read and the config used."""
+    lines = []
+    if n.get("unreadable"):
+        lines.append(f"{_plural(n['unreadable'], 'path')} could not be read (named above): not checked")
+    if n.get("config"):
+        lines.append(f"config: {path_text(n['config'])}")
+    return lines
 
 
 def _summary_text(command: str, mode: str, n: Dict[str, Any], interrupted: Optional[str], not_processed: int) -> str:
@@ -456,6 +517,7 @@ def _summary_text(command: str, mode: str, n: Dict[str, Any], interrupted: Optio
     if interrupted:
         lines.append(f"{PROG}: interrupted by {interrupted}: stopped; {_plural(not_processed, 'file')} not processed")
     lines.append(f"{line} ({'; '.join(extras)})")
+    lines.extend(_unread_and_config_lines(n))
     items = []
     for code, counts in n["findings_by_code"].items():
         item = f"{code} x{counts['found']}"

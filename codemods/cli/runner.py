@@ -91,7 +91,7 @@ def run(
 
 def _read(target: Target) -> Tuple[Optional[bytes], Optional[_writes.Snapshot]]:
     try:
-        return _writes.read_file(target.real)
+        return _writes.read_file(target.real, target.dev, target.ino)
     except OSError:  # process() reads it again and reports why it cannot
         return None, None
 

@@ -91,6 +91,12 @@ def critical() -> Iterator[None]:
             raise Interrupted(_state.received)
 
 
+def stop_raising() -> None:
+    """From now on a handled signal is only recorded (the run's output is complete, or being
+    completed after a first signal): it can no longer cut anything short."""
+    _state.raised = True
+
+
 def received() -> Optional[int]:
     """The handled signal received during this run, if any."""
     return _state.received

@@ -57,11 +57,43 @@ class Snapshot:
     dev: int
 
 
-def read_file(path: str):
-    """``(data, snapshot)`` of ``path``; the snapshot comes from the open descriptor."""
-    with open(path, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        data = handle.read()
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotTheFileFound(OSError):
+    """The path no longer holds the regular file discovery found (``strerror`` says what)."""
+
+
+def read_file(path: str, dev: int = 0, ino: int = 0):
+    """``(data, snapshot)`` of ``path``; the snapshot comes from the open descriptor.
+
+    The open never blocks (``O_NONBLOCK``: a FIFO swapped in since discovery does not hang
+    the run) and never follows a symlink in the last component (``O_NOFOLLOW``: a link
+    swapped in is not read through); the descriptor must then be a regular file, and the
+    one discovery saw when ``dev``/``ino`` are given. Otherwise :class:`NotTheFileFound`
+    (an ``OSError``): the file is reported and left alone."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise NotTheFileFound(errno.ELOOP, "it is a symlink now (swapped in since it was found?); "
+                                  "not followed") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotTheFileFound(errno.EINVAL, "not a regular file (a FIFO, socket or device is never read)")
+        if ino and (st.st_dev, st.st_ino) != (dev, ino):
+            raise NotTheFileFound(errno.ESTALE, "replaced by another file since it was found; not read, run again")
+        chunks = []
+        while True:
+            chunk = os.read(fd, max(st.st_size + 1, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
     return data, Snapshot(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
 
@@ -165,14 +197,14 @@ def write_back(path: str, data: bytes, snapshot: Snapshot, content_digest: str) 
     """Atomically replace ``path`` (a real path, not a symlink) with ``data``, if it is still
     the file described by ``snapshot`` / ``content_digest`` and may be written; see the
     module docstring. Raises :class:`WriteRefused` or ``OSError``; the file is then untouched."""
-    st = os.stat(path)
+    st = os.lstat(path)  # never a link's target: the new file gets the mode and owner of ``path`` itself
     check_writable(path, st)
     if not _same_file(snapshot, st):
         raise WriteRefused(_CHANGED)
     import tempfile
 
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=TEMP_SUFFIX)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temp_prefix(path), suffix=TEMP_SUFFIX)
     _TEMP_FILES.add(tmp)
     try:
         try:
@@ -184,8 +216,14 @@ def write_back(path: str, data: bytes, snapshot: Snapshot, content_digest: str) 
         finally:
             os.close(fd)
         # Compare-and-swap: the last look at the file before the rename.
-        now = os.stat(path)
-        if not _same_file(snapshot, now) or digest(read_bytes(path)) != content_digest:
+        now = os.lstat(path)
+        if not stat.S_ISREG(now.st_mode) or not _same_file(snapshot, now):
+            raise WriteRefused(_CHANGED)
+        try:
+            current = read_file(path, snapshot.dev, snapshot.ino)[0]
+        except OSError:
+            raise WriteRefused(_CHANGED) from None
+        if digest(current) != content_digest:
             raise WriteRefused(_CHANGED)
         os.replace(tmp, path)
         _TEMP_FILES.discard(tmp)
@@ -193,6 +231,18 @@ def write_back(path: str, data: bytes, snapshot: Snapshot, content_digest: str) 
         _remove(tmp)
         raise
     _fsync_directory(directory)
+
+
+_NAME_MAX = 255  # bytes in a file name (Linux, macOS)
+
+
+def _temp_prefix(path: str) -> str:
+    """``.NAME.`` -- or ``.tfclip.`` when the temp name (prefix, 8 random characters and
+    :data:`TEMP_SUFFIX`) would pass ``NAME_MAX``: a 250-byte file name can be fixed too."""
+    prefix = "." + os.path.basename(path) + "."
+    if len(os.fsencode(prefix)) + 8 + len(TEMP_SUFFIX) > _NAME_MAX:
+        return ".tfclip."
+    return prefix
 
 
 def _remove(tmp: str) -> None:
@@ -234,5 +284,7 @@ def describe_os_error(exc: OSError) -> str:
     """``strerror`` (or the message) of an ``OSError``, for one-line reports."""
     if exc.errno == errno.ENOENT:
         return "no such file or directory"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "file name too long (over the system's NAME_MAX or PATH_MAX)"
     return exc.strerror or str(exc)
 

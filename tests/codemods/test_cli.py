@@ -483,10 +483,10 @@ class TestBadInput:
         write(tree / "ok.py", LEGACY)
         real = writes_mod.read_file
 
-        def read_file(path):
+        def read_file(path, *expected):
             if path.endswith("locked.py"):
                 raise PermissionError(13, "Permission denied", path)
-            return real(path)
+            return real(path, *expected)
 
         monkeypatch.setattr(writes_mod, "read_file", read_file)
         rc, out, err = run(capsys, "fix", ".", "-j1")

@@ -75,9 +75,8 @@ def snapshot(root: Path) -> dict:
 
 
 class TestWarmRuns:
-    @pytest.mark.parametrize("argv", [["check", ".", "-j1"], ["check", ".", "-j1", "--format", "json"],
-                                      ["fix", "--diff", ".", "-j1", "--format", "json"]],
-                             ids=["check", "check-json", "diff-json"])
+    @pytest.mark.parametrize("argv", [["check", ".", "-j1"], ["check", ".", "-j1", "--format", "json"]],
+                             ids=["check", "check-json"])
     def test_warm_run_prints_what_the_cold_run_printed(self, tree, capsys, argv):
         """Cold, warm and --no-cache runs give the same exit code, stdout and stderr, byte for byte."""
         cold = run(capsys, *argv)
@@ -86,6 +85,15 @@ class TestWarmRuns:
         warm = run(capsys, *argv)
         assert warm == cold and entries() == stored
         assert run(capsys, *argv, "--no-cache") == cold
+
+    def test_fix_neither_reads_nor_writes_the_cache(self, tree, capsys):
+        """`fix --diff` (and `fix`) never consult the cache: nothing is stored, and a warm `check`
+        cache leaves its output as a --no-cache run's."""
+        argv = ["fix", "--diff", ".", "-j1", "--format", "json"]
+        cold = run(capsys, *argv)
+        assert entries() == [] and trees() == []
+        run(capsys, "check", ".", "-j1")
+        assert entries() and run(capsys, *argv) == cold == run(capsys, *argv, "--no-cache")
 
     def test_warm_check_never_loads_the_engine(self, tree, capsys):
         """A warm `check` of an unchanged tree is served from the cache: libcst is never imported."""
@@ -290,8 +298,8 @@ def test_spooled_document_is_json_dumps_byte_for_byte():
                 reporter.files.add(entry)
             reporter.warnings.append("w")
             reporter._emit_document(1, None, {"scanned": 3})
-            expected = {"tool": "tfclip-migrate", "schema": 1, "command": "check", "mode": "check", "exit_code": 1,
-                        "interrupted": None, "findings": found, "files": files, "errors": [], "warnings": ["w"],
+            expected = {"tool": "tfclip-migrate", "schema": 2, "command": "check", "mode": "check", "exit_code": 1,
+                        "interrupted": False, "signal": None, "findings": found, "files": files, "errors": [], "warnings": ["w"],
                         "summary": {"scanned": 3}}
             assert out.getvalue() == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
 

@@ -414,7 +414,7 @@ class TestUsage:
         """`check --help` does not claim `--unsafe-fixes` applies fixes; `fix --help` does."""
         def help_text(command: str) -> str:
             with pytest.raises(SystemExit):
-                from codemods.cli import _build_parser
+                from codemods.cli.app import _build_parser
 
                 _build_parser().parse_args([command, "--help"])
             return " ".join(capsys.readouterr().out.split())

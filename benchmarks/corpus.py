@@ -284,7 +284,7 @@ def _parse_output(phase: Phase, stdout: str, stderr: str) -> None:
             else:
                 phase.run_errors.append(f"error: {error.get('message', '')}")
         if doc.get("interrupted"):
-            phase.run_errors.append(f"interrupted by {doc['interrupted']}")
+            phase.run_errors.append(f"interrupted by {doc.get('signal') or 'a signal'}")
         summary = doc.get("summary") or {}
         if "scanned" in summary:
             phase.scanned, phase.parsed = summary.get("scanned"), summary.get("parsed")

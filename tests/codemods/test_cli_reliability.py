@@ -24,7 +24,7 @@ import _cli_subprocess as sub
 import pytest
 
 from codemods.cli import cache as _cache
-from codemods import _writes as writes_mod
+from codemods.cli import writes as writes_mod
 from codemods.cli import main
 
 needs_root = pytest.mark.skipif(not sub.can_drop_to_nobody(), reason="running a child as nobody needs root")

@@ -7,7 +7,8 @@
 * :mod:`~codemods.cli.results` -- what processing one file produces (findings, the file's report);
 * :mod:`~codemods.cli.cache`, :mod:`~codemods.cli.writes`, :mod:`~codemods.cli.signals` -- results
   cache, safe writes, clean stops;
-* :mod:`~codemods.cli.report` -- what is printed (text, JSON).
+* :mod:`~codemods.cli.report`, :mod:`~codemods.cli.spool`, :mod:`~codemods.cli.formats`,
+  :mod:`~codemods.cli.quoting` -- what is printed (text, JSON, SARIF, GitHub, JUnit).
 """
 
 from typing import Any

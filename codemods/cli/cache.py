@@ -496,13 +496,13 @@ def _prune(directory: str, keep: int) -> None:
 
 
 def report_row(report: Any) -> List[Any]:
-    """A tree row of a file's report (``codemods.cli.process.FileReport``)."""
+    """A tree row of a file's report (``codemods.cli.results.FileReport``)."""
     return [report.status, report.reason, report.parsed, report.encoding, encode_findings(report.findings)]
 
 
 def report_of(display: str, row: List[Any]) -> Any:
     """The report a tree row stands for, for the file shown as ``display``."""
-    from codemods.cli.process import FileReport
+    from codemods.cli.results import FileReport
 
     status, reason, parsed, encoding, findings = row
     return FileReport(display=display, status=status, reason=reason, parsed=parsed, encoding=encoding,
@@ -534,7 +534,7 @@ def encode_findings(findings: List[Any]) -> List[List[Any]]:
 
 def decode_findings(rows: List[List[Any]], display: str) -> List[Any]:
     from codemods.engine.core import Diagnostic, FixSafety
-    from codemods.cli.process import Finding
+    from codemods.cli.results import Finding
 
     return [Finding(Diagnostic(display, line, col, code, message, FixSafety(fix), applied, end_line, end_col,
                                None if edits is None else tuple(tuple(e) for e in edits)), cell)

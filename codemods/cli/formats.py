@@ -35,7 +35,7 @@ from collections import Counter
 from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
-    from codemods.cli.process import FileReport, Finding
+    from codemods.cli.results import FileReport, Finding
 
 FORMATS = ("text", "json", "github", "sarif", "junit")
 DOCUMENT_FORMATS = ("json", "sarif", "junit")  # one document on stdout
@@ -264,7 +264,7 @@ def sarif_rules(codes: Sequence[str], rules: Optional[Sequence[type]]) -> List[D
 
 def sarif_document_chunks(results: "Any", codes: Sequence[str], rules: Optional[Sequence[type]], *,
                           exit_code: int, errors: Sequence[Tuple[Optional[str], str]], version: str) -> Iterator[str]:
-    """The SARIF log's text: ``results`` is a :class:`codemods.cli.report.Spool` of result objects."""
+    """The SARIF log's text: ``results`` is a :class:`codemods.cli.spool.Spool` of result objects."""
     import json
 
     notifications = [{"level": "error", "message": {"text": f"{path}: {message}" if path else message}}
@@ -493,7 +493,7 @@ class Outputs:
     def __init__(self, fmt: str = "text", *, color: bool = False, statistics: bool = False,
                  show_fixes: bool = False, report_file: Optional[str] = None, unsafe_fixes: bool = False,
                  rules: Optional[Sequence[type]] = None) -> None:
-        from codemods.cli.report import Spool
+        from codemods.cli.spool import Spool
 
         self.format = fmt
         self.color = color

@@ -23,7 +23,8 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Sequence, Tuple
 from codemods.cli import signals as _signals
 from codemods.cli.discovery import Target
 from codemods.cli.memory import per_file_gc
-from codemods.cli.process import FileReport, Settings, crashed, process
+from codemods.cli.process import Settings, crashed, process
+from codemods.cli.results import FileReport
 
 _IN_FLIGHT = 2  # files sent ahead to one worker (keeps it busy while the main process writes)
 

@@ -12,7 +12,7 @@ schema is in docs/cli.md (``SCHEMA`` below is its version).
 
 Memory stays flat in the number of files: each file's report is printed (text) and folded
 into a :class:`Tally` as it arrives, and nothing else of it is kept; in JSON mode its
-entries are serialised at once into a :class:`Spool` (on disk beyond 256 KB) from which
+entries are serialised at once into a :class:`~codemods.cli.spool.Spool` (on disk beyond 256 KB) from which
 the document is streamed at the end in writes of 64 KB, byte for byte what
 ``json.dumps(document, indent=2)`` gives.
 
@@ -25,18 +25,18 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from codemods.cli.quoting import escape_text, finding_text, json_entry, json_text, path_text
+from codemods.cli.spool import WRITE_SIZE, Spool
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.cli.discovery import Discovery, Target
     from codemods.cli.formats import Outputs
-    from codemods.cli.process import FileReport
+    from codemods.cli.results import FileReport
 
 PROG = "tfclip-migrate"
 SCHEMA = 2  # 2: ``interrupted`` is a boolean, ``signal`` names the signal; ``summary.config``
-_WRITE_SIZE = 64 << 10  # characters per write of the JSON document (and per read of a spool file)
 
 
 def _fileno(stream: IO[str]) -> Optional[int]:
@@ -159,106 +159,6 @@ class Tally:
                 self.safe_left += 1
             elif diag.fix is FixSafety.UNSAFE:
                 self.unsafe_left += 1
-
-
-_SCALARS = {type(None): lambda v: "null", bool: lambda v: "true" if v else "false", int: int.__repr__}
-
-
-def _entry_json(entry: Dict[str, Any]) -> str:
-    """``json.dumps(entry, indent=2, ensure_ascii=False)`` indented for its place in the
-    document; a flat entry (string, int, bool and None values: every file and finding) is
-    written directly, byte for byte what ``json.dumps`` writes, at a fraction of its cost."""
-    import json
-
-    string = json.encoder.encode_basestring  # what json.dumps uses with ensure_ascii=False
-    parts = []
-    for key, value in entry.items():
-        kind = type(value)
-        if type(key) is not str or (kind is not str and kind not in _SCALARS):
-            return json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n    ")
-        parts.append(f"      {string(key)}: {string(value) if kind is str else _SCALARS[kind](value)}")
-    if not parts:
-        return "{}"
-    return "{\n" + ",\n".join(parts) + "\n    }"
-
-
-class Spool:
-    """The entries of one JSON list, serialised as they come (indented for their place in
-    the document) and kept in a temporary file once they pass ``max_size`` characters."""
-
-    def __init__(self, max_size: int = 256 << 10) -> None:
-        self.max_size = max_size
-        self.count = 0
-        self._parts: List[str] = []
-        self._size = 0
-        self._file: Optional[IO[str]] = None
-        self.failed: Optional[str] = None  # why the spool file could not be written (no document then)
-
-    def add(self, entry: Dict[str, Any]) -> None:
-        if self.failed is not None:
-            return
-        text = _entry_json(json_entry(entry))
-        text = ("" if not self.count else ",\n") + "    " + text
-        self.count += 1
-        try:
-            if self._file is not None:
-                self._file.write(text)
-                return
-            self._parts.append(text)
-            self._size += len(text)
-            if self._size > self.max_size:
-                import tempfile
-
-                self._file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
-                self._file.write("".join(self._parts))
-                self._parts = []
-        except OSError as exc:  # TMPDIR full, unwritable, a file size limit: no document, exit 2
-            self._fail(exc)
-
-    def _fail(self, exc: OSError) -> None:
-        self.failed = f"{exc.strerror or exc} (TMPDIR={os.environ.get('TMPDIR') or '/tmp'})"
-        self._parts = []
-        try:
-            if self._file is not None:
-                self._file.close()
-        except OSError:
-            pass
-        self._file = None
-
-    def ready(self) -> Optional[str]:
-        """Flush the spool file: None when the list can be read back whole, else why not."""
-        if self._file is not None and self.failed is None:
-            try:
-                self._file.flush()
-                os.fsync(self._file.fileno())
-            except OSError as exc:
-                self._fail(exc)
-        return self.failed
-
-    def chunks(self) -> Iterator[str]:
-        """The list's text (``[]``, or ``[`` + entries + ``]`` as ``json.dumps`` nests it)."""
-        if not self.count:
-            yield "[]"
-            return
-        yield "[\n"
-        if self._file is None:
-            yield from self._parts
-        else:
-            self._file.seek(0)
-            while True:
-                chunk = self._file.read(_WRITE_SIZE)
-                if not chunk:
-                    break
-                yield chunk
-        yield "\n  ]"
-
-    def close(self) -> None:
-        if self._file is not None:
-            try:
-                self._file.close()
-            except OSError:
-                pass
-            self._file = None
 
 
 class Reporter:
@@ -439,10 +339,10 @@ class Reporter:
         stream = self.main_stream
         buffered: List[str] = []
         size = 0
-        for piece in pieces:  # in writes of about _WRITE_SIZE characters
+        for piece in pieces:  # in writes of about WRITE_SIZE characters
             buffered.append(piece)
             size += len(piece)
-            if size >= _WRITE_SIZE:
+            if size >= WRITE_SIZE:
                 self._emit(stream, "".join(buffered))
                 buffered, size = [], 0
         self._emit(stream, "".join(buffered))

@@ -27,7 +27,8 @@ from codemods.cli import signals as _signals
 from codemods.cli import writes as _writes
 from codemods.cli.discovery import Target
 from codemods.cli.memory import per_file_gc
-from codemods.cli.process import FileReport, Settings, process
+from codemods.cli.process import Settings, process
+from codemods.cli.results import FileReport
 from codemods.cli.report import PROG
 
 if TYPE_CHECKING:  # pragma: no cover

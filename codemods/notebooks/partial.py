@@ -349,7 +349,7 @@ def process_partial(settings: Any, report: Any, nb: Any, program: Any, bad: Sequ
                     write_back: Callable[[Any], Tuple[Optional[bytes], Optional[str]]]) -> Optional[bytes]:
     """``codemods.cli.process`` for a notebook with cells that do not parse: adds the findings of the
     other cells (as cell + line) to ``report`` and returns the new bytes, if ``fix`` writes any."""
-    from codemods.cli.process import Finding
+    from codemods.cli.results import Finding
     from codemods.api import default_rules, migrate_source
 
     options = settings.options

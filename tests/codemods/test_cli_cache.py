@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from codemods.cli import cache as _cache
-from codemods.cli.report import Reporter, Spool
+from codemods.cli.report import Reporter
+from codemods.cli.spool import Spool
 from codemods.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -146,7 +146,7 @@ class TestGithub:
         """Properties escape `%`, `:`, `,` and line breaks; the message escapes `%` and line breaks."""
         from codemods.engine.core import Diagnostic, FixSafety
         from codemods.cli.formats import github_line
-        from codemods.cli.process import Finding
+        from codemods.cli.results import Finding
 
         diag = Diagnostic("a,b:c%.py", 1, 2, "TFC900", "50% done\nnext", FixSafety.NONE, end_line=1, end_col=3)
         assert github_line(Finding(diag)) == (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from codemods.api import migrate_source
-from codemods.tape.tfapi import Api, classify
+from codemods.rules.tape.tfapi import Api, classify
 
 HEAD = '''import numpy as np
 import tensorflow.compat.v1 as tf

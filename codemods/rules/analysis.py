@@ -17,48 +17,8 @@ import libcst as cst
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
-# Non-TensorFlow modules whose functions never build TF ops that read variables.
-DATA_MODULES = ("numpy", "math", "random", "os", "sys", "pandas", "scipy", "functools", "itertools")
-
-# Canonical TF call prefixes whose results never carry a gradient path from a variable
-# computed before the tape: inputs, constants, variable/model *objects* (reading them inside
-# the tape is recorded), optimizers, step counters.
-TAPE_SAFE_SOURCES = (
-    "tf.placeholder",
-    "tf.placeholder_with_default",
-    "tf.constant",
-    "tf.convert_to_tensor",
-    "tf.zeros",
-    "tf.ones",
-    "tf.fill",
-    "tf.range",
-    "tf.random",
-    "tf.random_normal",
-    "tf.random_uniform",
-    "tf.truncated_normal",
-    "tf.data.",
-    "tf.Variable",
-    "tf.get_variable",
-    "tf.keras.",
-    "tf.layers.",
-    "tf.train.get_or_create_global_step",
-    "tf.train.get_global_step",
-    "tf.train.create_global_step",
-    "tf.initializers",
-    "tf.glorot_uniform_initializer",
-    "tf.random_normal_initializer",
-    "tf.zeros_initializer",
-    "tf.ones_initializer",
-    "tf.constant_initializer",
-    "tf.truncated_normal_initializer",
-    "tf.float",
-    "tf.int",
-    "tf.bool",
-    "tf.string",
-    "tf.GraphKeys",
-    "tf.nn.rnn_cell.",
-    "tf.contrib.rnn.",
-)
+# (What may stand outside a tape is decided by the planner's allow-list of proven APIs,
+# ``codemods/rules/tape/tfapi.py``; there is no list of "tape-safe" prefixes here.)
 
 
 class _NameCollector(cst.CSTVisitor):

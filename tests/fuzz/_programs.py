@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import List
 
+from tests.fuzz import _kinds
 from tests.fuzz._sites import OPTIMIZERS, _lit, global_step, optimizer, site
 
 # Model blocks whose variables are plain ``get_variable`` / ``tf.Variable`` / ``tf.layers`` ones
@@ -246,9 +247,14 @@ def eager_program(g) -> str:
         g.tag("eager_local_optimizer")
     else:
         lines += bind
+    kinds_module: List[str] = []
+    kinds_loss: List[str] = []
+    if g.r3.random() < _kinds.EAGER_SHARE:  # (issue 25: value kinds, from the third stream)
+        kinds_module, kinds_loss = _kinds.eager_kinds(g, width, out_width)
+    lines += kinds_module
     lines += ['state = {"step": 0}', "", "",
               "def compute_loss():", '    i = state["step"] % 3',
-              "    pred = tf.matmul(X_DATA[i], w) + b" + (" + dense(X_DATA[i])" if keras else ""),
+              "    pred = tf.matmul(X_DATA[i], w) + b" + (" + dense(X_DATA[i])" if keras else "")] + kinds_loss + [
               "    return 5.0 * tf.reduce_mean(tf.square(pred - Y_DATA[i]))", "", ""]
     all_vars = "[w, b]"
     form = g.rng.random()

@@ -8,6 +8,9 @@ Class 3: a different set of variables (non-trainable, collections edited by hand
 Class 4: graph state a tape does not honour (gradient overrides, reference variables, v1 control flow).
 Class 5: names removed by the rewrite but still read.
 Class 6: variables a tape cannot see (``dynamic_rnn``), loss terms stored on ``self`` elsewhere.
+Issue 25: values whose kind was guessed from spelling (a distribution, ``tf.Print``, a state tuple
+or a slice of a variable taken for a variable object), cached reads (``static_rnn``,
+``caching_device``), ``match`` capture patterns.
 Plus shapes found by reading the new planner (aliases, containers changed elsewhere, collection
 reads in nested blocks, parameters) and the coverage shapes of issue 10.
 
@@ -72,6 +75,15 @@ CASES: Dict[str, str] = {
     "optimizer_name_rebound_per_section": EQUIVALENT,
     "optimizer_rebound_inside_its_wrapper": EQUIVALENT,
     "grad_ys_actor_update": EQUIVALENT,
+    # issue 25: kinds from an allow-list of proven APIs, never from spelling
+    "variable_slice": EQUIVALENT,
+    "embedding_item": EQUIVALENT,
+    "print_rebinds_variable": EQUIVALENT,
+    "distribution_of_a_tensor": EQUIVALENT,
+    "state_tuple_of_tensors": EQUIVALENT,
+    "match_capture_rebinds_loss": EQUIVALENT,
+    "static_rnn": "cached reads",
+    "caching_device_scope": "cached reads",
 }
 
 

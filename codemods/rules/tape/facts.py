@@ -23,6 +23,8 @@ from libcst.metadata import (
 
 from codemods.rules.analysis import TfSpelling, all_identifiers, dotted_name, tf_spelling
 from codemods.rules.tfnames import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS, canonical_names
+from codemods.rules.tape import tfapi
+from codemods.rules.tape.syntax import match_capture_names
 
 MANUAL = "(manual edit required)"
 
@@ -53,6 +55,8 @@ class ModuleFacts:
         self.tf_used: Set[str] = set()
         self.attr_names_stored: Set[str] = set()
         self.mentions: Set[str] = set()  # every Name/attribute identifier spelled in the module
+        # names bound by `match` capture patterns (libcst's scopes do not record them), by name
+        self.match_captures: Dict[str, List[cst.Name]] = {}
         self._scan()
         self.graph_mode = bool(self.tf_used & GRAPH_MODE_MARKERS) or not (self.tf_used & EAGER_SWITCHES)
         self.imports_tf = bool(self.tf_used) or not self.spelling.needs_import
@@ -167,6 +171,10 @@ class ModuleFacts:
                     if isinstance(sub, cst.Attribute):
                         facts.attr_names_stored.add(sub.attr.value)
 
+            def visit_MatchCase(self, node: cst.MatchCase) -> None:
+                for name in match_capture_names(node.pattern):
+                    facts.match_captures.setdefault(name.value, []).append(name)
+
             def visit_Arg(self, node: cst.Arg) -> None:
                 if node.keyword is not None:
                     facts.mentions.add("kw:" + node.keyword.value)
@@ -191,6 +199,13 @@ class ModuleFacts:
             return ("this module overrides gradients (`gradient_override_map`/`RegisterGradient`); a "
                     "`tf.GradientTape` ignores those overrides (measured: it uses the op's own gradient), so the "
                     f"gradients would change {MANUAL}")
+        cached = sorted(n for n in self.tf_used if tfapi.is_cached_read(n))
+        if cached or self.mentions & {"kw:" + k for k in tfapi.CACHED_READ_KEYWORDS} \
+                or self.mentions & tfapi.CACHED_READ_METHODS:
+            what = f"`{cached[0]}`" if cached else "`caching_device`"
+            return (f"this module creates cached reads of variables ({what}); TF makes them while a "
+                    "`tf.GradientTape` is paused, so a tape gives those variables no gradient (measured: "
+                    f"`static_rnn` cells and `variable_scope(caching_device=...)` weights stop training) {MANUAL}")
         if any(n.startswith("tf.distribute.") for n in self.tf_used):
             return ("this module uses `tf.distribute`: `compute_gradients`/`minimize` scale a MEAN loss by "
                     f"1/replicas and a tape does not; see TFC201 {MANUAL}")

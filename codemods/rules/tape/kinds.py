@@ -167,6 +167,10 @@ class KindsMixin:
                 if isinstance(element.slice, cst.Index):
                     parts.append(self.kind(element.slice.value, exclude))
             base = parts[0]
+            if base is Kind.VARIABLE:
+                # an item or slice of a variable object is a *read* of it (`wpe[:n]`,
+                # `embedding[GO_ID]`): a tensor that depends on the variable, not the variable
+                return Kind.TENSOR
             return base if base is not Kind.FREE else _pure(*parts)
         if isinstance(expr, cst.Lambda):
             return Kind.FREE  # a function object; what it computes counts where it is called
@@ -179,7 +183,7 @@ class KindsMixin:
     def _is_session(self, receiver: cst.BaseExpression) -> bool:
         """A ``tf.Session`` (or ``InteractiveSession``, ``MonitoredTrainingSession``...) object."""
         if isinstance(receiver, cst.Call):
-            return any("Session" in n for n in self.facts.tf_names(receiver.func))
+            return bool(self.facts.tf_names(receiver.func) & tfapi.SESSIONS)
         if not isinstance(receiver, cst.Name):
             return False
         found = self.facts.assignments(receiver)
@@ -189,7 +193,7 @@ class KindsMixin:
             value = self.facts.assigned_value(assignment)
             if value is None:
                 value = self._with_item_value(assignment)
-            if not (isinstance(value, cst.Call) and any("Session" in n for n in self.facts.tf_names(value.func))):
+            if not (isinstance(value, cst.Call) and self.facts.tf_names(value.func) & tfapi.SESSIONS):
                 return False
         return True
 
@@ -222,6 +226,8 @@ class KindsMixin:
             mutable = mutable or self.mutable_binding(assignment)
         if mutable and self.container_mutated(name) is not None:
             kinds.append(Kind.TENSOR)
+        if name.value in self.facts.match_captures:
+            kinds.append(Kind.TENSOR)  # (also bound by a `match` capture, which scopes do not list)
         return _join(kinds) if kinds else Kind.FREE
 
     def mutable_binding(self, assignment) -> bool:
@@ -382,7 +388,7 @@ class KindsMixin:
                 return Kind.VARIABLE if what[1] not in TF1_OPTIMIZERS else Kind.VARIABLE
             if api is Api.CONTEXT:
                 return Kind.FREE
-            return Kind.TENSOR
+            return Kind.TENSOR  # layer calls, collection reads, hazards, and every API no table lists
         if what[0] == "builtin":
             if what[1] in ("isinstance", "len", "hasattr", "callable", "print", "id", "type", "str", "repr",
                            "format", "range"):

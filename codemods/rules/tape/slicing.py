@@ -232,6 +232,11 @@ class _Boundary:
         if scope is None:
             raise Reject(f"cannot resolve the names the loss reads {MANUAL}")
         for name in sorted(combined.reads):
+            outside_captures = [c for c in self.facts.match_captures.get(name, ()) if id(c) not in self.region_ids]
+            if outside_captures:
+                raise Reject(f"the loss reads `{name}`, which the `match` capture pattern at "
+                             f"{self.facts.where(outside_captures[0])} binds outside the statements the tape can "
+                             f"wrap {MANUAL}", outside_captures[0])
             found = [a for a in scope[name] if not isinstance(a, BuiltinAssignment)]
             if name in BUILTIN_NAMES and not found:
                 continue

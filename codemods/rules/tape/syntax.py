@@ -96,3 +96,52 @@ def scope_kind(scope) -> str:
     if isinstance(scope, FunctionScope):
         return "function"
     return "unknown"
+
+
+def match_capture_names(pattern: cst.CSTNode) -> List[cst.Name]:
+    """The names a ``match`` pattern binds (``case loss:``, ``case [a, *rest]:``, ``case {**kw}:``,
+    ``case P(x=v) as p:``); ``_`` binds nothing."""
+    out: List[cst.Name] = []
+    stack = [pattern]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.MatchAs) and node.name is not None:
+            out.append(node.name)
+        elif isinstance(node, cst.MatchStar) and node.name is not None:
+            out.append(node.name)
+        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+            out.append(node.rest)
+        if isinstance(node, cst.MatchValue):
+            continue  # a value pattern reads an expression, it binds nothing
+        if isinstance(node, cst.MatchClass):
+            stack.extend(node.patterns)
+            stack.extend(k.pattern for k in node.kwds)
+            continue
+        if isinstance(node, cst.MatchMapping):
+            stack.extend(e.pattern for e in node.elements)
+            continue
+        stack.extend(c for c in node.children if not isinstance(c, cst.Name))
+    return out
+
+
+def match_pattern_values(pattern: cst.CSTNode) -> List[cst.BaseExpression]:
+    """The expressions a ``match`` pattern evaluates (value patterns, mapping keys, class names)."""
+    out: List[cst.BaseExpression] = []
+    stack = [pattern]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.MatchValue):
+            out.append(node.value)
+            continue
+        if isinstance(node, cst.MatchClass):
+            out.append(node.cls)
+            stack.extend(node.patterns)
+            stack.extend(k.pattern for k in node.kwds)
+            continue
+        if isinstance(node, cst.MatchMapping):
+            for element in node.elements:
+                out.append(element.key)
+                stack.append(element.pattern)
+            continue
+        stack.extend(c for c in node.children if not isinstance(c, cst.Name))
+    return out

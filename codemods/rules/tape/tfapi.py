@@ -25,9 +25,17 @@ gradient can flow through it. This table says, for a canonical TF name (``tf.X``
   ``tf.gradients`` (measured) when the callables only compute (no variable created inside).
 * :data:`Api.GRADIENT` -- computes gradients (``tf.gradients``, a tape): another site.
 
-Unknown names are classified conservatively: a capitalised name is an object, a lowercase
-name in a variable-owning namespace (``tf.layers``, ``tf.contrib``, ``tf.metrics``...) is a
-layer call, anything else under ``tf.`` is a pure op (computed from its arguments).
+* :data:`Api.UNKNOWN` -- every name no table lists. Its value may carry a gradient whatever its
+  arguments are (it is never left outside the tape as gradient-free or as a variable object), and
+  the call may read or create variables and add to graph collections, like a layer call.
+
+Kinds come from these tables only, never from how a name is spelled: a capitalised constructor
+is not a variable object unless :data:`OBJECTS` lists it (``tf.distributions.Categorical(logits=
+...)``, ``tf.Print(W, [W])`` and ``LSTMStateTuple(...)`` hold or are tensors computed from their
+arguments: :data:`PURE_OPS`), and an op is gradient-free-of-free-inputs only when
+:data:`PURE_OPS` / :data:`PURE_PREFIXES` list it. APIs that create *cached reads* of variables
+while the tape is paused (``tf.nn.static_rnn`` & co, ``caching_device``) are
+:data:`CACHED_READS`: :meth:`~codemods.rules.tape.facts.ModuleFacts.module_gate` declines the module.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ class Api(enum.Enum):
     GRADIENT = "gradient"
     CONTROL = "control"  # cond/case: branches are analysed as part of the statement
     CONTEXT = "context"  # name_scope, variable_scope, control_dependencies, device
+    UNKNOWN = "unknown"  # not in any table: may carry a gradient, may read/create variables
 
 
 SOURCES: FrozenSet[str] = frozenset({
@@ -168,21 +177,152 @@ PURE_IN_LAYER_NAMESPACES: FrozenSet[str] = frozenset({
     "tf.train.linear_cosine_decay", "tf.train.noisy_linear_cosine_decay", "tf.contrib.layers.flatten",
     "tf.contrib.layers.one_hot_encoding", "tf.layers.flatten",
 })
-# Lowercase factories returning gradient-free objects (initializers, regularizer functions).
-OBJECT_FACTORY_SUFFIXES = ("_initializer", "_regularizer", "initializer")
+# Factories returning gradient-free objects (initializers, regularizer functions, init ops), in the
+# namespaces TF defines them in.
+OBJECT_FACTORY_SUFFIXES = ("_initializer", "_regularizer")
+OBJECT_FACTORY_NAMESPACES = ("tf.", "tf.initializers.", "tf.keras.initializers.", "tf.contrib.layers.",
+                             "tf.keras.regularizers.", "tf.contrib.framework.")
 OBJECT_FACTORY_NAMES: FrozenSet[str] = frozenset({
     "tf.keras.regularizers.l1", "tf.keras.regularizers.l2", "tf.keras.regularizers.l1_l2",
     "tf.contrib.layers.sum_regularizer", "tf.contrib.layers.apply_regularization_fn",
 })
 
+# Ops whose result is computed from their arguments only (a tensor depending on its inputs, or
+# an object holding such tensors): gradient-free exactly when every argument is.
+_PURE_TOP = """
+abs accumulate_n acos acosh add add_n angle argsort asin asinh assert_equal assert_greater
+assert_greater_equal assert_less assert_less_equal assert_negative assert_non_negative assert_positive
+assert_rank assert_type atan atan2 atanh batch_to_space bitcast boolean_mask broadcast_to cast ceil
+check_numerics cholesky clip_by_average_norm clip_by_global_norm clip_by_norm clip_by_value complex concat
+conj cos cosh cross cumprod cumsum depth_to_space diag diag_part digamma div div_no_nan divide
+dynamic_partition dynamic_stitch einsum ensure_shape erf erfc exp expand_dims expm1 extract_image_patches
+floor floor_div floordiv floormod gather gather_nd global_norm group identity identity_n imag
+invert_permutation lbeta lgamma log log1p log_sigmoid matmul matrix_band_part matrix_determinant
+matrix_diag matrix_diag_part matrix_inverse matrix_set_diag matrix_solve matrix_transpose maximum meshgrid
+minimum mod multiply negative no_op norm pad pow print real realdiv reciprocal reduce_all reduce_any
+reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod reduce_sum reshape reverse reverse_sequence
+reverse_v2 rint round rsqrt scalar_mul scatter_nd searchsorted segment_max segment_mean segment_min
+segment_prod segment_sum sequence_mask sigmoid sign sin sinh slice softplus softsign space_to_batch
+space_to_depth sparse_tensor_dense_matmul split sqrt square squared_difference squeeze stack strided_slice
+subtract tan tanh tensordot tile to_double to_float to_int32 to_int64 trace transpose truediv truncatediv
+truncatemod tuple unique unsorted_segment_max unsorted_segment_mean unsorted_segment_min
+unsorted_segment_prod unsorted_segment_sum unstack where where_v2 histogram_fixed_width bincount
+Print IndexedSlices SparseTensor SparseTensorValue TensorShape Dimension as_dtype make_ndarray
+make_tensor_proto
+"""
+_PURE_NN = """
+relu relu6 elu selu crelu leaky_relu softplus softsign sigmoid tanh swish gelu softmax log_softmax bias_add
+conv1d conv2d conv3d conv2d_transpose conv3d_transpose conv1d_transpose depthwise_conv2d separable_conv2d
+atrous_conv2d convolution max_pool avg_pool max_pool2d avg_pool2d max_pool1d avg_pool1d pool dropout
+l2_loss l2_normalize lrn local_response_normalization moments weighted_moments batch_normalization
+fused_batch_norm sigmoid_cross_entropy_with_logits softmax_cross_entropy_with_logits
+softmax_cross_entropy_with_logits_v2 sparse_softmax_cross_entropy_with_logits
+weighted_cross_entropy_with_logits embedding_lookup embedding_lookup_sparse top_k xw_plus_b
+normalize_moments sufficient_statistics zero_fraction log_poisson_loss nce_loss sampled_softmax_loss
+ctc_loss compute_average_loss scale_regularization_loss
+"""
+_PURE_KERAS_BACKEND = """
+dot batch_dot sum mean square sqrt exp log abs concatenate reshape relu sigmoid tanh softmax transpose
+expand_dims squeeze stack max min clip epsilon floatx int_shape shape cast maximum minimum pow
+binary_crossentropy categorical_crossentropy sparse_categorical_crossentropy l2_normalize flatten
+batch_flatten gather clear_session set_floatx
+"""
+_PURE_KERAS_LOSSES = """
+mse mae mape msle mean_squared_error mean_absolute_error mean_absolute_percentage_error
+mean_squared_logarithmic_error binary_crossentropy categorical_crossentropy sparse_categorical_crossentropy
+huber kld kl_divergence kullback_leibler_divergence logcosh log_cosh hinge squared_hinge categorical_hinge
+cosine_similarity poisson
+"""
+# Python-side utilities (seeds, modes, logging, flags, configuration): no tensor of the model.
+_UTILITIES = """
+set_random_seed enable_eager_execution disable_eager_execution executing_eagerly enable_v2_behavior
+disable_v2_behavior enable_control_flow_v2 disable_control_flow_v2 enable_resource_variables
+disable_resource_variables get_logger reset_default_graph function
+keras.utils.set_random_seed keras.utils.to_categorical keras.backend.set_learning_phase
+"""
+PURE_OPS: FrozenSet[str] = frozenset(
+    ["tf." + n for n in _PURE_TOP.split()] + ["tf.nn." + n for n in _PURE_NN.split()]
+    + ["tf.keras.backend." + n for n in _PURE_KERAS_BACKEND.split()]
+    + ["tf.keras.losses." + n for n in _PURE_KERAS_LOSSES.split()]
+    + ["tf." + n for n in _UTILITIES.split()]
+    + ["tf.nn.rnn_cell.LSTMStateTuple", "tf.contrib.rnn.LSTMStateTuple"]  # a namedtuple of its arguments
+)
+# Namespaces made of computation and utility functions only (no variables, no collections).
+PURE_PREFIXES = ("tf.math.", "tf.linalg.", "tf.keras.activations.", "tf.signal.", "tf.bitwise.", "tf.strings.",
+                 "tf.dtypes.", "tf.nest.", "tf.config.", "tf.logging.", "tf.app.", "tf.flags.",
+                 "tf.distributions.", "tf.debugging.", "tf.sparse.")
+
+# Classes whose instances are objects, not tensors: constructing one computes nothing from tensors
+# (a layer's, cell's or optimizer's variables are read where it is called or applied).
+_OBJECT_NAMES = """
+Session InteractiveSession Graph ConfigProto GPUOptions RunOptions RunMetadata GraphOptions
+OptimizerOptions Module train.Saver train.Checkpoint train.CheckpointManager train.Coordinator
+train.ExponentialMovingAverage train.MonitoredTrainingSession train.MonitoredSession
+train.SingularMonitoredSession train.Scaffold train.ClusterSpec train.Server train.ChiefSessionCreator
+train.StopAtStepHook train.LoggingTensorHook train.CheckpointSaverHook train.SummarySaverHook
+train.NanTensorHook keras.Model keras.Sequential keras.models.Model keras.models.Sequential
+nn.rnn_cell.RNNCell nn.rnn_cell.BasicRNNCell nn.rnn_cell.GRUCell nn.rnn_cell.LSTMCell
+nn.rnn_cell.BasicLSTMCell nn.rnn_cell.MultiRNNCell nn.rnn_cell.DropoutWrapper nn.rnn_cell.ResidualWrapper
+nn.rnn_cell.DeviceWrapper contrib.rnn.RNNCell contrib.rnn.BasicRNNCell contrib.rnn.GRUCell
+contrib.rnn.LSTMCell contrib.rnn.BasicLSTMCell contrib.rnn.MultiRNNCell contrib.rnn.DropoutWrapper
+contrib.rnn.ResidualWrapper contrib.rnn.LayerNormBasicLSTMCell contrib.rnn.LSTMBlockCell
+contrib.rnn.GRUBlockCell contrib.rnn.GRUBlockCellV2 contrib.rnn.UGRNNCell contrib.rnn.NASCell
+contrib.rnn.AttentionCellWrapper contrib.rnn.OutputProjectionWrapper contrib.rnn.InputProjectionWrapper
+contrib.training.HParams estimator.Estimator estimator.EstimatorSpec estimator.RunConfig
+tpu.CrossShardOptimizer contrib.tpu.CrossShardOptimizer
+"""
+OBJECTS: FrozenSet[str] = frozenset("tf." + n for n in _OBJECT_NAMES.split())
+# Session classes: ``sess.run(...)`` returns NumPy values (no gradient path).
+SESSIONS: FrozenSet[str] = frozenset({
+    "tf.Session", "tf.InteractiveSession", "tf.train.MonitoredTrainingSession", "tf.train.MonitoredSession",
+    "tf.train.SingularMonitoredSession", "tf.keras.backend.get_session", "tf.get_default_session",
+})
+# Namespaces whose *classes* (capitalised names) are layers, optimizers, losses, metrics,
+# initializers, regularizers, constraints or callbacks: configuration objects.
+OBJECT_CLASS_NAMESPACES = ("tf.keras.layers.", "tf.keras.optimizers.", "tf.keras.losses.", "tf.keras.metrics.",
+                           "tf.keras.initializers.", "tf.keras.regularizers.", "tf.keras.constraints.",
+                           "tf.keras.callbacks.", "tf.layers.", "tf.initializers.", "tf.distribute.",
+                           "tf.estimator.")
+# TF1 optimizer classes (``tf.train.AdamOptimizer``, ``tf.contrib.opt.AdamWOptimizer``...).
+OPTIMIZER_NAMESPACES = ("tf.train.", "tf.contrib.opt.", "tf.contrib.optimizer_v2.", "tf.compat.v1.train.")
+
+# APIs that create cached reads of variables (``caching_device``) while a tape is paused
+# (``init_scope``): a tape then gives those variables no gradient (measured on TF 2.21:
+# ``tf.nn.static_rnn`` / ``static_bidirectional_rnn`` give "No gradients provided" for every cell
+# weight; ``variable_scope(..., caching_device=...)`` leaves its variables untrained).
+CACHED_READS: FrozenSet[str] = frozenset({
+    "tf.nn.static_rnn", "tf.nn.static_bidirectional_rnn", "tf.nn.static_state_saving_rnn",
+    "tf.contrib.rnn.static_rnn", "tf.contrib.rnn.static_bidirectional_rnn",
+    "tf.contrib.rnn.static_state_saving_rnn", "tf.contrib.rnn.stack_bidirectional_rnn",
+})
+CACHED_READ_PREFIXES = ("tf.contrib.legacy_seq2seq.",)
+CACHED_READ_KEYWORDS = frozenset({"caching_device"})
+CACHED_READ_METHODS = frozenset({"set_caching_device"})
+
+
+def is_cached_read(name: str) -> bool:
+    """An API that sets up cached variable reads (static RNNs, which set ``caching_device``)."""
+    return name in CACHED_READS or name.startswith(CACHED_READ_PREFIXES)
+
+
+def _is_object_class(name: str, last: str) -> bool:
+    if name in OBJECTS:
+        return True
+    if not last[:1].isupper():
+        return False
+    if name.startswith(OBJECT_CLASS_NAMESPACES):
+        return True
+    return last.endswith("Optimizer") and name.startswith(OPTIMIZER_NAMESPACES)
+
 
 def classify(name: str) -> Api:
-    """The :class:`Api` kind of the canonical TF name ``name`` (``tf.X``)."""
+    """The :class:`Api` kind of the canonical TF name ``name`` (``tf.X``); :data:`Api.UNKNOWN`
+    for every name no table lists."""
     parts = name.rsplit(".", 2)
     last = parts[-1]
     if name in GRADIENTS or (last in OPTIMIZER_GRADIENT_METHODS and len(parts) == 3 and parts[1][:1].isupper()):
         return Api.GRADIENT
-    if name in HAZARDS or name.startswith(HAZARD_PREFIXES):
+    if name in HAZARDS or name.startswith(HAZARD_PREFIXES) or is_cached_read(name):
         return Api.HAZARD
     if name in LOOPS:
         return Api.LOOP
@@ -202,18 +342,19 @@ def classify(name: str) -> Api:
         return Api.SOURCE
     if name in VARIABLE_LISTS:
         return Api.VARIABLE
-    if name in OBJECT_FACTORY_NAMES or last.endswith(OBJECT_FACTORY_SUFFIXES):
+    if name in OBJECT_FACTORY_NAMES or (last.endswith(OBJECT_FACTORY_SUFFIXES)
+                                        and name[:-len(last)] in OBJECT_FACTORY_NAMESPACES):
         return Api.OBJECT
-    if last[:1].isupper():
-        return Api.OBJECT
-    if name in PURE_IN_LAYER_NAMESPACES:
+    if name in PURE_OPS or name in PURE_IN_LAYER_NAMESPACES or name.startswith(PURE_PREFIXES):
         return Api.PURE
-    if name.startswith(LAYER_PREFIXES):
-        return Api.LAYER
+    if _is_object_class(name, last):
+        return Api.OBJECT
     if name.startswith("tf.keras.backend.") and last in ("variable", "zeros", "ones", "eye", "random_normal_variable",
                                                           "random_uniform_variable"):
         return Api.VARIABLE
-    return Api.PURE
+    if name.startswith(LAYER_PREFIXES):
+        return Api.LAYER
+    return Api.UNKNOWN
 
 
 def is_rnn_layer_class(name: str) -> bool:

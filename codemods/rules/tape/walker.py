@@ -22,7 +22,7 @@ from codemods.rules.tape.kinds import (
     PURE_METHODS,
     Kind,
 )
-from codemods.rules.tape.syntax import _root_name, _subtargets
+from codemods.rules.tape.syntax import _root_name, _subtargets, match_capture_names, match_pattern_values
 from codemods.rules.tape.tfapi import Api
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -142,6 +142,30 @@ class _StatementWalker:
             if item.asname is not None:
                 self._store(item.asname.name)  # type: ignore[arg-type]
         self._node(node.body)
+
+    def _Match(self, node: cst.Match) -> None:
+        # `match subject: case <pattern> if <guard>: ...` -- capture patterns (`case loss:`,
+        # `case [a, *rest]`, `case {**kw}`, `case P(x=v)`) bind names like an assignment; a case
+        # may not run, so each one is a branch.
+        self._node(node.subject)
+        for case in node.cases:
+            sub = _StatementWalker(self.a, self.container)
+            sub._pattern(case.pattern)
+            if case.guard is not None:
+                sub._node(case.guard)
+            sub._node(case.body)
+            self.e.absorb(sub.e)
+
+    def _pattern(self, pattern: cst.CSTNode) -> None:
+        for name in match_capture_names(pattern):
+            if not self.a.is_local(name, self.container):
+                self.e.binds.add(name.value)
+        for expr in match_pattern_values(pattern):
+            self._node(expr)
+
+    def _NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._node(node.value)
+        self._store(node.target)
 
     def _FunctionDef(self, node: cst.FunctionDef) -> None:
         # Defining a function runs its decorators and defaults only; its body counts at calls.
@@ -330,6 +354,9 @@ class _StatementWalker:
         api = tfapi.classify(name)
         if api is Api.GRADIENT:
             self.e.gradients.append(call)
+        elif api is Api.HAZARD and tfapi.is_cached_read(name):
+            self.e.hazards.append((call, f"`{name}` (it reads its variables through cached reads made while a "
+                                         "`tf.GradientTape` is paused, so they get no gradient; measured)"))
         elif api is Api.HAZARD:
             self.e.hazards.append((call, f"`{name}` (a `tf.GradientTape` gives no gradient for variables read "
                                          "inside its loop; measured)"))
@@ -348,13 +375,14 @@ class _StatementWalker:
                     a.keyword is not None and a.keyword.value == "regularizer" for a in call.args)
                     or len(call.args) >= 5):
                 self.e.collection_write = self.e.collection_write or call
-        elif api is Api.LAYER:
+        elif api in (Api.LAYER, Api.UNKNOWN):
+            # (an API no table lists may read or create variables and add to collections)
             self.e.variables_created = True
             self.e.collection_write = self.e.collection_write or call
         elif api is Api.OBJECT and tfapi.is_rnn_layer_class(name):
             pass  # constructing it is harmless; calling it is checked at the call
         if api in (Api.LAYER, Api.OBJECT, Api.PURE, Api.SOURCE, Api.CUT, Api.VARIABLE, Api.CONTEXT,
-                   Api.COLLECTION_WRITE, Api.COLLECTION_READ):
+                   Api.COLLECTION_WRITE, Api.COLLECTION_READ, Api.UNKNOWN):
             # callables handed to TF (regularizers, initializers, py_func) may run here
             for arg in call.args:
                 if isinstance(arg.value, cst.Lambda):

@@ -332,6 +332,88 @@ def _classifier(g: _Gen) -> List[str]:
     return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
 
 
+def _plain(g: _Gen) -> List[str]:
+    """The plainest session scripts (tutorial shape): module-level ``get_variable`` weights or a helper
+    ``forward``, one or two heads (two optimizers on disjoint variables, run in one ``sess.run``)."""
+    g.tags.add("kind:plain")
+    dim, hidden, classes = g.r.choice([3, 4]), g.r.choice([4, 6]), g.r.choice([1, 2])
+    act = g.r.choice(["tf.tanh", "tf.nn.relu", "tf.sigmoid"])
+    init = g.pick("plain_init", ["default", "glorot", "zeros_bias_only"])
+    winit = {"default": "", "glorot": ", initializer=tf.glorot_uniform_initializer()",
+             "zeros_bias_only": ""}[init]
+    heads = g.pick("heads", ["one", "two"], [3, 1])
+    place = g.pick("plain_model", ["module", "scope", "helper"])
+    lines = [f"rng = np.random.RandomState({g.r.randrange(100)})",
+             f"x_train = rng.randn(32, {dim}).astype(np.float32)",
+             f"y_train = np.tanh(x_train[:, :{classes}] * 2.0).astype(np.float32)",
+             f"x_test = rng.randn(8, {dim}).astype(np.float32)",
+             f"y_test = np.tanh(x_test[:, :{classes}] * 2.0).astype(np.float32)", "",
+             f"x = tf.placeholder(tf.float32, [None, {dim}])",
+             f"y = tf.placeholder(tf.float32, [None, {classes}])", ""]
+    names = ["a", "b"] if heads == "two" else [""]
+
+    def body(suffix: str, inputs: str, indent: str) -> List[str]:
+        return [indent + f"w1{suffix} = tf.get_variable(\"w1{suffix}\", [{dim}, {hidden}]{winit})",
+                indent + f"b1{suffix} = tf.get_variable(\"b1{suffix}\", [{hidden}], initializer=tf.zeros_initializer())",
+                indent + f"w2{suffix} = tf.get_variable(\"w2{suffix}\", [{hidden}, {classes}]{winit})",
+                indent + f"prediction{suffix} = tf.matmul({act}(tf.matmul({inputs}, w1{suffix}) + b1{suffix}), w2{suffix})"]
+
+    for n in names:
+        suffix = f"_{n}" if n else ""
+        if place == "module":
+            lines += body(suffix, "x", "")
+        elif place == "scope":
+            lines += [f"with tf.variable_scope(\"model{suffix}\"):"] + body(suffix, "x", "    ")
+        else:
+            lines += ["", "", f"def forward{suffix}(inputs):"] + body(suffix, "inputs", "    ") + \
+                [f"    return prediction{suffix}", "", "", f"prediction{suffix} = forward{suffix}(x)"]
+        lines.append(f"loss{suffix} = tf.reduce_mean(tf.square(prediction{suffix} - y))")
+    gstep = ""
+    if heads == "one" and g.r.random() < 0.3:
+        g.tags.add("plain_global_step")
+        lines.append("global_step = tf.train.get_or_create_global_step()")
+        gstep = ", global_step=global_step"
+    for n in names:
+        suffix = f"_{n}" if n else ""
+        lr = g.r.choice(["0.1", "0.05", "0.01"])
+        lines.append(f"optimizer{suffix} = {_optimizer(g, lr)}")
+        lines += _train_site(g, f"loss{suffix}", f"optimizer{suffix}", f"train_op{suffix}", gstep, None)
+    steps = g.r.choice([4, 5, 6])
+    feed = "{x: x_train[start:start + 8], y: y_train[start:start + 8]}"
+    loop = ["", "", "with tf.Session() as sess:", "    sess.run(tf.global_variables_initializer())",
+            f"    for step in range({steps}):", "        start = (step * 8) % 32"]
+    if heads == "two":
+        order = g.pick("fetch_order", ["ops_first", "losses_first"])
+        if order == "ops_first":
+            loop.append(f"        _, _, la, lb = sess.run([train_op_a, train_op_b, loss_a, loss_b], feed_dict={feed})")
+        else:
+            loop.append(f"        la, lb, _, _ = sess.run([loss_a, loss_b, train_op_a, train_op_b], feed_dict={feed})")
+        loop.append("        print(\"step\", step, repr(float(la)), repr(float(lb)))")
+        test = "[loss_a, loss_b]"
+    else:
+        fetch = g.pick("fetch", ["op_loss", "loss_op", "separate", "dict"])
+        if fetch == "op_loss":
+            loop.append(f"        _, value = sess.run([train_op, loss], feed_dict={feed})")
+        elif fetch == "loss_op":
+            loop.append(f"        value, _ = sess.run([loss, train_op], {feed})")
+        elif fetch == "separate":
+            loop += [f"        value = sess.run(loss, feed_dict={feed})",
+                     f"        sess.run(train_op, feed_dict={feed})"]
+        else:
+            loop += [f"        out = sess.run({{\"train\": train_op, \"loss\": loss}}, feed_dict={feed})",
+                     "        value = out[\"loss\"]"]
+        loop.append("        print(\"step\", step, \"loss\", repr(float(value)))")
+        test = "loss"
+    if g.r.random() < 0.6:
+        g.tags.add("plain_eval")
+        loop += ["        if step % 2 == 1:",
+                 f"            test_value = sess.run({test}, feed_dict={{x: x_test, y: y_test}})",
+                 "            print(\"eval\", step, repr(test_value.tolist() if hasattr(test_value, \"tolist\") else test_value))"]
+    if gstep:
+        loop.append("    print(\"global step\", int(sess.run(global_step)))")
+    return lines + loop
+
+
 def _gan(g: _Gen) -> List[str]:
     g.tags.add("kind:gan")
     opt_kind = g.pick("gan_optimizer", ["Adam", "RMSProp", "GradientDescent"], [3, 1, 1])
@@ -495,8 +577,8 @@ def program(seed: int, index: int) -> Program:
     elif outside == "estimator":
         body = _ESTIMATOR.format(rs=g.r.randrange(100), opt="AdamOptimizer").split("\n")
     else:
-        kind = g.pick("kind", ["classifier", "gan"], [6, 1]) if outside is None else "classifier"
-        body = _gan(g) if kind == "gan" else _classifier(g)
+        kind = g.pick("kind", ["classifier", "plain", "gan"], [5, 4, 1]) if outside is None else "classifier"
+        body = {"gan": _gan, "plain": _plain, "classifier": _classifier}[kind](g)
         if outside is not None:
             body = _outside(g, outside, body)
             if outside == "partial_run":

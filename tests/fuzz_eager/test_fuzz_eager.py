@@ -11,7 +11,7 @@ import pytest
 from tests.fuzz_eager import runner
 from tests.fuzz_eager.generator import OUTSIDE, Program, generate, program
 
-CI_SEED, CI_PROGRAMS = 0, 24
+CI_SEED, CI_PROGRAMS = 0, 40
 HAND = Path(__file__).parent / "hand"
 
 
@@ -30,7 +30,7 @@ def test_generate_is_reproducible_and_varied():
     tags = Counter(t for p in programs for t in p.tags)
     for construct in OUTSIDE:
         assert tags[f"outside:{construct}"] > 0, construct
-    for tag in ("kind:gan", "batch_norm", "dropout:tf_layers", "dropout:nn_keep_prob", "inputs:embedding",
+    for tag in ("kind:gan", "kind:plain", "heads:two", "fetch:dict", "fetch:loss_op", "fetch:separate", "batch_norm", "dropout:tf_layers", "dropout:nn_keep_prob", "inputs:embedding",
                 "encoder:BasicLSTMCell", "encoder:GRUCell", "lr:exponential_decay", "site:minimize",
                 "site:clip_by_value", "site:clip_by_norm", "site:zip_global_norm", "site:tf_gradients",
                 "block:get_variable", "block:tf_variable", "block:keras_dense", "model:class", "model:helper",
@@ -46,6 +46,16 @@ def test_no_tfc301_rewrite_changes_training(ci_report):
     print(runner.format_summary(ci_report))
     assert not summary["failures"], "\n".join(summary["failures"])
     assert summary["programs"] == CI_PROGRAMS and summary["outside"] > 0
+
+
+def test_the_ci_seed_exercises_tfc301(ci_report):
+    """The CI seed is not all declines: TFC301 rewrites some of its scripts (else the safety check above
+    would pass on a rule that declines everything)."""
+    from codemods._registry import rules_by_code
+
+    if "TFC301" not in rules_by_code():
+        pytest.xfail("TFC301 is not a registered rule on this branch (it is built on wip/eager)")
+    assert ci_report["summary"]["applied"] >= 3, runner.format_summary(ci_report)
 
 
 def test_runner_verdicts_on_hand_conversions(monkeypatch):

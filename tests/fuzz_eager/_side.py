@@ -137,10 +137,24 @@ def _flatten(out: Any) -> List[Any]:
     return leaves
 
 
+def _reset_python_randomness() -> None:
+    """Unseeded tf-keras initializers (``tf.layers``) draw their seeds from Python's ``random``:
+    reset it (and numpy's) per script, so a script draws the same numbers whatever ran before it
+    in this worker."""
+    import random
+
+    import numpy as np
+
+    random.seed(0)
+    np.random.seed(0)
+
+
 def run_before(source: str) -> Dict[str, Any]:
     import tensorflow as tf
     import reference  # tests/ is on sys.path
 
+    _reset_python_randomness()
+    tf.keras.backend.clear_session()
     graph = tf.Graph()
     buf = io.StringIO()
     scope: Dict[str, Any] = {"__name__": "__main__"}
@@ -162,6 +176,7 @@ def run_before(source: str) -> Dict[str, Any]:
 def run_after(source: str, initial: Dict[str, Any]) -> Dict[str, Any]:
     import tensorflow as tf
 
+    _reset_python_randomness()
     tf.keras.backend.clear_session()
     tf.compat.v1.reset_default_graph()
     init = {name: decode(blob) for name, blob in initial.items()}

@@ -158,7 +158,8 @@ def _optimizer(g: _Gen, lr_name: str) -> str:
     }[kind]
 
 
-def _train_site(g: _Gen, loss: str, opt: str, target: str, gstep: str, var_list: Optional[str]) -> List[str]:
+def _train_site(g: _Gen, loss: str, opt: str, target: str, gstep: str, var_list: Optional[str],
+                guard: bool = False) -> List[str]:
     site = g.pick("site", ["minimize", "clip_by_value", "clip_by_norm", "zip_global_norm", "tf_gradients"],
                   [3, 2, 2, 2, 2])
     vl = f", var_list={var_list}" if var_list else ""
@@ -166,7 +167,7 @@ def _train_site(g: _Gen, loss: str, opt: str, target: str, gstep: str, var_list:
         return [f"{target} = {opt}.minimize({loss}{vl}{gstep})"]
     if site in ("clip_by_value", "clip_by_norm"):
         clip = "tf.clip_by_value(grad, -0.5, 0.5)" if site == "clip_by_value" else "tf.clip_by_norm(grad, 0.5)"
-        guard = g.r.choice(["", " if grad is not None"])
+        guard = " if grad is not None" if guard else g.r.choice(["", " if grad is not None"])
         return [f"grads_and_vars = {opt}.compute_gradients({loss}{vl})",
                 f"capped = [({clip}, var) for grad, var in grads_and_vars{guard}]",
                 f"{target} = {opt}.apply_gradients(capped{gstep})"]
@@ -299,10 +300,8 @@ def _classifier(g: _Gen) -> List[str]:
     loop = []
     if session == "explicit_close":
         loop += ["sess = tf.Session()", init]
-        ind = ""
     else:
         loop += ["with tf.Session() as sess:", "    " + init]
-        ind = "    "
     loop += [f"for step in range({steps}):",
              f"    start = (step * {batch}) % 32",
              "    feed = {" + ", ".join(train_feed) + "}",
@@ -377,7 +376,9 @@ def _plain(g: _Gen) -> List[str]:
         suffix = f"_{n}" if n else ""
         lr = g.r.choice(["0.1", "0.05", "0.01"])
         lines.append(f"optimizer{suffix} = {_optimizer(g, lr)}")
-        lines += _train_site(g, f"loss{suffix}", f"optimizer{suffix}", f"train_op{suffix}", gstep, None)
+        # two heads: the other head's variables get None gradients (TF 1 rejects clipping None)
+        lines += _train_site(g, f"loss{suffix}", f"optimizer{suffix}", f"train_op{suffix}", gstep, None,
+                             guard=heads == "two")
     steps = g.r.choice([4, 5, 6])
     feed = "{x: x_train[start:start + 8], y: y_train[start:start + 8]}"
     loop = ["", "", "with tf.Session() as sess:", "    sess.run(tf.global_variables_initializer())",
@@ -482,23 +483,16 @@ def _outside(g: _Gen, kind: str, lines: List[str]) -> List[str]:
                 out.append(indent + "print(\"mean loss\", repr(float(sess.run(tf.reduce_mean(loss * 1.0), feed_dict=feed))))")
         text = "\n".join(out)
     elif kind == "partial_run":
-        text = text.replace("= sess.run([train_op, loss", "= sess.partial_run(sess.partial_run_setup([train_op, loss", 1)
-    return text.split("\n")
-
-
-def _fix_partial_run(lines: List[str]) -> List[str]:
-    out = []
-    for line in lines:
-        if "sess.partial_run(sess.partial_run_setup([" in line:
-            head, rest = line.split("sess.partial_run(sess.partial_run_setup([", 1)
-            fetches = rest.split("]", 1)[0]
-            indent = head[: len(head) - len(head.lstrip())]
-            targets = head.strip().rstrip("=").strip()
-            out.append(f"{indent}handle = sess.partial_run_setup([{fetches}], list(feed))")
-            out.append(f"{indent}{targets} = sess.partial_run(handle, [{fetches}], feed_dict=feed)")
-        else:
+        # partial_run cannot run ops (TF 2.21 and TF 1 alike): the loss is fetched through it
+        out = []
+        for line in text.split("\n"):
             out.append(line)
-    return out
+            if line.lstrip().startswith("feed = {"):
+                indent = line[: len(line) - len(line.lstrip())]
+                out += [indent + "handle = sess.partial_run_setup([loss], list(feed))",
+                        indent + "print(\"partial\", repr(float(sess.partial_run(handle, loss, feed_dict=feed))))"]
+        text = "\n".join(out)
+    return text.split("\n")
 
 
 _QUEUE = '''rng = np.random.RandomState({rs})
@@ -581,8 +575,6 @@ def program(seed: int, index: int) -> Program:
         body = {"gan": _gan, "plain": _plain, "classifier": _classifier}[kind](g)
         if outside is not None:
             body = _outside(g, outside, body)
-            if outside == "partial_run":
-                body = _fix_partial_run(body)
     if outside:
         g.tags.add(f"outside:{outside}")
     doc = [f'"""Generated TF 1 session script (tests/fuzz_eager, seed {seed}, index {index})."""']

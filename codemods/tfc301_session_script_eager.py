@@ -8,7 +8,7 @@ import libcst as cst
 
 from codemods._base import FixSafety, TfcCodemod
 from codemods._core import Phase
-from codemods._prepass import all_of, method_calls, names
+from codemods._prepass import all_of, any_of, method_calls, names
 
 
 class SessionScriptEager(TfcCodemod):
@@ -100,12 +100,15 @@ class SessionScriptEager(TfcCodemod):
     NAME: ClassVar[str] = "session-script-eager"
     SUMMARY: ClassVar[str] = "TF 1 session script -> eager TF 2 program (model mapping)"
     PHASE: ClassVar[Phase] = Phase.PROGRAM
-    SITES: ClassVar = all_of(names("Session"), method_calls("run"))
+    SITES: ClassVar = all_of(any_of(names("Session", "InteractiveSession", "MonitoredTrainingSession",
+                                          "MonitoredSession", "Supervisor")), method_calls("run"))
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         from codemods.eager.emit import emit
-        from codemods.eager.model import Decline, _Reader
+        from codemods.eager.model import Decline, _Reader, is_session_script
 
+        if not is_session_script(tree):
+            return tree  # a session inside a function or class: not a session script, nothing to say
         reader = _Reader(tree)
         try:
             program = reader.read()

@@ -171,7 +171,10 @@ def emit(program: Program, reader: _Reader) -> str:
         f"        return variable\n\n"
         f"    @{alias}.compat.v1.keras.utils.track_tf1_style_variables\n"
         f"    def call({signature}):\n"
-        f"        with {alias}.variable_creator_scope(self._record):\n"
+        f"        # Re-entering the current variable scope makes the layer names (dense, dense_1...) the same\n"
+        f"        # on every call, as in the TF 1 graph.\n"
+        f"        with {alias}.variable_creator_scope(self._record), {alias}.compat.v1.variable_scope(\n"
+        f"                {alias}.compat.v1.get_variable_scope()):\n"
         f"            pass\n"
         f"        return {{{returns}}}\n"
     )

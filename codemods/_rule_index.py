@@ -37,7 +37,7 @@ MODULES = (
 
 # (code, name, phase, SITES), in run order.
 RULES = (
-    ('TFC301', 'session-script-eager', 0, all_of(names('Session'), method_calls('run'))),
+    ('TFC301', 'session-script-eager', 0, all_of(names('Session', 'InteractiveSession', 'MonitoredTrainingSession', 'MonitoredSession', 'Supervisor'), method_calls('run'))),
     ('TFC101', 'compute-apply-to-tape', 1, all_of(method_calls('compute_gradients'), names('apply_gradients'))),
     ('TFC102', 'tf-gradients-to-tape', 1, all_of(calls('gradients'), names('apply_gradients'))),
     ('TFC103', 'minimize-to-tape', 1, method_calls('minimize')),

@@ -8,11 +8,11 @@ import libcst as cst
 
 from codemods._base import FixSafety, TfcCodemod
 from codemods._core import Phase
-from codemods._prepass import all_of, method_calls, names
+from codemods._prepass import all_of, any_of, method_calls, names
 
 
 class SessionScriptEager(TfcCodemod):
-    """## What it does
+    '''## What it does
     Migrates a whole TF 1 training script -- placeholders, a graph built at module level (or in
     helpers it calls), `tf.train` optimizers, and a `with tf.Session() as sess:` loop of
     `sess.run(fetches, feed_dict)` -- into an eager TF 2 program, following TensorFlow's "model
@@ -52,6 +52,7 @@ class SessionScriptEager(TfcCodemod):
         sess.run(tf.global_variables_initializer())
         for step in range(3):
             _, loss_value = sess.run([train_op, loss], {x: np.ones((4, 3)), y: np.ones((4, 1))})
+            print(loss_value)
     ```
 
     ## Use instead
@@ -65,15 +66,40 @@ class SessionScriptEager(TfcCodemod):
 
 
     class Model(tf.keras.layers.Layer):
-        ...  # the forward pass in a track_tf1_style_variables call; w keeps the name "w"
+        """The TF 1 forward pass; ``tf1_variables``: its variables in TF 1's creation order."""
+
+        def __init__(self):
+            super().__init__()
+            self.tf1_variables = []
+
+        def _record(self, next_creator, **kwargs):
+            variable = next_creator(**kwargs)
+            self.tf1_variables.append(variable)
+            return variable
+
+        @tf.compat.v1.keras.utils.track_tf1_style_variables
+        def call(self, x, y):
+            # Re-entering the current variable scope makes the layer names (dense, dense_1...) the same
+            # on every call, as in the TF 1 graph.
+            with tf.variable_creator_scope(self._record), tf.compat.v1.variable_scope(
+                    tf.compat.v1.get_variable_scope()):
+                w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.glorot_uniform_initializer())
+                loss = tf.compat.v1.reduce_mean(tf.square(tf.matmul(x, w) - y))
+            return {"loss": loss}
 
 
     model = Model()
     train_op_optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
 
 
+    def fetched(values):
+        """What ``Session.run`` returned: numpy values, and None for the training ops."""
+        return [None if value is None else value.numpy() for value in values]
+
+
     @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 1], tf.float32)])
     def train_step(x, y):
+        """``sess.run([train_op, loss])`` as one eager step."""
         with tf.GradientTape() as tape:
             outputs = model(x, y)
         trainable = [v for v in model.tf1_variables if v.trainable]
@@ -84,6 +110,7 @@ class SessionScriptEager(TfcCodemod):
 
     for step in range(3):
         _, loss_value = fetched(train_step(np.ones((4, 3)), np.ones((4, 1))))
+        print(loss_value)
     ```
 
     ## Fix safety
@@ -94,18 +121,21 @@ class SessionScriptEager(TfcCodemod):
     one `run` are applied after every fetched value and gradient is computed from the step's
     starting values (what TF 1's executor does when the reads feed the updates; two training ops
     of one optimizer in one `run` are declined).
-    """
+    '''
 
     CODE: ClassVar[str] = "TFC301"
     NAME: ClassVar[str] = "session-script-eager"
     SUMMARY: ClassVar[str] = "TF 1 session script -> eager TF 2 program (model mapping)"
     PHASE: ClassVar[Phase] = Phase.PROGRAM
-    SITES: ClassVar = all_of(names("Session"), method_calls("run"))
+    SITES: ClassVar = all_of(any_of(names("Session", "InteractiveSession", "MonitoredTrainingSession",
+                                          "MonitoredSession", "Supervisor")), method_calls("run"))
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         from codemods.eager.emit import emit
-        from codemods.eager.model import Decline, _Reader
+        from codemods.eager.model import Decline, _Reader, is_session_script
 
+        if not is_session_script(tree):
+            return tree  # a session inside a function or class: not a session script, nothing to say
         reader = _Reader(tree)
         try:
             program = reader.read()

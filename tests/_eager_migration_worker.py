@@ -63,15 +63,21 @@ def run_after(source):
     scope = {"__name__": "__main__"}
     with tf.variable_creator_scope(creator), contextlib.redirect_stdout(out):
         exec(compile(source, "<after>", "exec"), scope)  # noqa: S102 - test helper
-    variables = []
+    variables, objects = [], []
     for v in scope["model"].tf1_variables:
         variables.append((v.name, v.numpy()))
+        objects.append(v)
     for value in scope.values():
+        if isinstance(value, tf.Variable):  # the global step
+            variables.append((value.name, value.numpy()))
+            objects.append(value)
         value = getattr(value, "optimizer", value)  # tfclip_compat's wrapper: the inner optimizer's state
         if isinstance(value, tf.compat.v1.train.Optimizer):
             for v in value.variables():
                 variables.append((v.name, v.numpy()))
-    return out.getvalue().splitlines(), variables
+                objects.append(v)
+    unique = {id(v): (name, value) for v, (name, value) in zip(objects, variables)}
+    return out.getvalue().splitlines(), list(unique.values())
 
 
 def compare(before, after):

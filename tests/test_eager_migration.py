@@ -17,9 +17,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAMS = [ROOT / "examples" / "legacy_clipping.py"] + sorted((ROOT / "fixtures" / "TFC301").glob("*.before.py"))
 
 
-@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
+def rule_doc_example(tmp_path):
+    """TFC301's documented Example, as a file."""
+    import re
+    import textwrap
+
+    from codemods.tfc301_session_script_eager import SessionScriptEager
+
+    block = re.search(r"## Example\n\s*```python\n(.*?)\n\s*```", SessionScriptEager.__doc__, re.S).group(1)
+    path = tmp_path / "doc_example.py"
+    path.write_text(textwrap.dedent(block) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("path", PROGRAMS + ["doc-example"], ids=lambda p: getattr(p, "name", p))
 def test_session_script_trains_the_same_eagerly(path, tmp_path):
     """The migrated program prints the same losses and ends with the same variables as TF 1."""
+    if path == "doc-example":
+        path = rule_doc_example(tmp_path)
     result = migrate_source(path.read_text(), Options(select=frozenset({"TFC301"})))
     assert any(d.code == "TFC301" and d.applied for d in result.diagnostics), [d.format() for d in result.diagnostics]
     after = tmp_path / "after.py"

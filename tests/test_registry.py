@@ -28,12 +28,12 @@ from codemods._core import Options, Phase
 from codemods._prepass import calls
 from codemods.cli import main
 
-RUN_ORDER = ["TFC101", "TFC102", "TFC103", "TFC104", "TFC201", "TFC202", "TFC001", "TFC002", "TFC003", "TFC004"]
+RUN_ORDER = ["TFC301", "TFC101", "TFC102", "TFC103", "TFC104", "TFC201", "TFC202", "TFC001", "TFC002", "TFC003", "TFC004"]
 
 
 def test_discovered_rules_run_in_phase_order():
     """The package's rules are found by walking its tfcNNN_*.py files and keep today's order:
-    TF 2 form, then reports, then compat; TFC900 is documented after them, not run."""
+    whole program (TFC301), TF 2 form, then reports, then compat; TFC900 is documented after them, not run."""
     assert [rule.CODE for rule in _registry.RULES] == RUN_ORDER
     assert [rule.CODE for rule in _registry.DOCUMENTED] == RUN_ORDER + ["TFC900"]
     assert [int(rule.PHASE) for rule in _registry.RULES] == sorted(int(rule.PHASE) for rule in _registry.RULES)

@@ -17,12 +17,12 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import libcst as cst
 
 from codemods.eager import tfnames
-from codemods.eager.model import Program, RunSite, _Reader, dotted, names_of
+from codemods.eager.model import Program, RunSite, _Reader, dotted
 
 LEGACY_KERAS_COMMENT = "# tf.compat.v1.layers and track_tf1_style_variables need tf-keras (TF 2.16+)"
 
@@ -141,7 +141,6 @@ def emit(program: Program, reader: _Reader) -> str:
     call_replace: Dict[int, cst.BaseExpression] = {}
     uses_fetched = False
     fetched = fresh("fetched")
-    args = ", ".join(p.name for p in program.placeholders)
     for run in program.runs:
         key = tuple(run.names)
         if key not in steps:
@@ -171,7 +170,10 @@ def emit(program: Program, reader: _Reader) -> str:
         f"        return variable\n\n"
         f"    @{alias}.compat.v1.keras.utils.track_tf1_style_variables\n"
         f"    def call({signature}):\n"
-        f"        with {alias}.variable_creator_scope(self._record):\n"
+        f"        # Re-entering the current variable scope makes the layer names (dense, dense_1...) the same\n"
+        f"        # on every call, as in the TF 1 graph.\n"
+        f"        with {alias}.variable_creator_scope(self._record), {alias}.compat.v1.variable_scope(\n"
+        f"                {alias}.compat.v1.get_variable_scope()):\n"
         f"            pass\n"
         f"        return {{{returns}}}\n"
     )

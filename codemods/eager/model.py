@@ -22,6 +22,7 @@ the true cause. The class it accepts (everything else is declined):
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -29,6 +30,9 @@ import libcst as cst
 
 from codemods.eager import tfnames
 
+_BUILTINS = frozenset(dir(builtins))
+# Modules a forward pass may read besides TensorFlow (pure functions of constants).
+_PURE_MODULES = frozenset({"numpy", "math"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
@@ -47,6 +51,18 @@ _DECLINED_NAMES = {
     "device": "`tf.device` placement (towers) is outside the session-script class",
     "estimator.EstimatorSpec": "Estimator model_fns are outside the session-script class",
     "estimator.Estimator": "Estimator model_fns are outside the session-script class",
+}
+
+
+_PROGRAM_WIDE = frozenset({
+    "train.MonitoredTrainingSession", "train.MonitoredSession", "train.Supervisor", "train.start_queue_runners",
+    "device", "estimator.EstimatorSpec", "estimator.Estimator", "get_default_graph",
+})
+_SESSION_METHODS = {
+    "partial_run": "`partial_run` is outside the session-script class",
+    "partial_run_setup": "`partial_run` is outside the session-script class",
+    "get_tensor_by_name": "tensors looked up by name (`get_tensor_by_name`) are not followed",
+    "get_operation_by_name": "ops looked up by name (`get_operation_by_name`) are not followed",
 }
 
 
@@ -239,6 +255,7 @@ class _Reader:
         self.forward_names: Set[str] = set()
         self.constants: Set[str] = set()
         self.helpers: Dict[str, cst.FunctionDef] = {}
+        self.imported: Dict[str, str] = {}  # name bound by a non-TensorFlow import -> its module
         self.factories: Dict[str, cst.FunctionDef] = {}
         self.optimizers: Set[str] = set()
         self.global_steps: Set[str] = set()
@@ -308,7 +325,25 @@ class _Reader:
 
     # the walk
 
+    def outside_the_class(self) -> None:
+        """Program-wide constructs that put the whole file outside the class (checked first, so
+        the decline names them rather than a symptom)."""
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                self.imports(stmt)
+        if not self.alias:
+            return
+        for at, path in self.tf_paths(self.module):
+            if path in _PROGRAM_WIDE:
+                raise Decline(at, _DECLINED_NAMES[path])
+        for call in calls_of(self.module):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SESSION_METHODS:
+                raise Decline(call, _SESSION_METHODS[func.attr.value])
+
     def read(self) -> Program:
+        self.outside_the_class()
+        self.alias, self.prefix, self.imported = "", "", {}
         body = list(self.module.body)
         for index, stmt in enumerate(body):
             self.statement(index, stmt, top=True)
@@ -369,12 +404,20 @@ class _Reader:
                 module = dotted(small.module) if small.module is not None else None
                 if module and module[0] == "tensorflow":
                     raise Decline(stmt, "`from tensorflow... import` (only `import tensorflow as tf` is followed)")
+                if not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            self.imported[bound.value] = ".".join(module or ["."])
                 continue
             if not isinstance(small, cst.Import):
                 raise Decline(stmt, "an import statement shares its line with other code")
             for alias in small.names:
                 parts = dotted(alias.name) or []
                 if not parts or parts[0] != "tensorflow":
+                    bound = alias.asname.name if alias.asname is not None else cst.Name(parts[0] if parts else "")
+                    if isinstance(bound, cst.Name):
+                        self.imported[bound.value] = ".".join(parts)
                     continue
                 asname = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else None
                 if parts == ["tensorflow"]:
@@ -434,6 +477,8 @@ class _Reader:
         hit = free & self.graph_names()
         if hit:
             raise Decline(stmt, f"helper `{stmt.name.value}` reads the module-level tensor `{sorted(hit)[0]}`")
+        self.helpers[stmt.name.value] = stmt  # recursion
+        self.check_known(stmt, free, f"helper `{stmt.name.value}`")
         self.helpers[stmt.name.value] = stmt
         self.items.append(("keep", stmt))
 
@@ -479,6 +524,8 @@ class _Reader:
         """An optimizer built from constants; local names replaced by their expressions."""
         if isinstance(expr, cst.Name) and expr.value in locals_:
             return locals_[expr.value]
+        if isinstance(expr, cst.Name) and expr.value in self.optimizers:
+            return expr  # a module-level optimizer (e.g. the one a contrib wrapper wraps)
         if not isinstance(expr, cst.Call):
             raise Decline(where, "an optimizer that is not built by a `tf.train` optimizer call")
         path = self.path(expr.func)
@@ -580,7 +627,21 @@ class _Reader:
                     "minimize", "compute_gradients", "apply_gradients", "run", "eval"):
                 raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
         self.check_forward(stmt, tfnames.FORWARD, "forward pass")
+        self.check_known(stmt, names.read - names.bound, "the forward pass")
         self.forward_names |= names.bound
+
+    def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
+        """Every name the forward pass reads is the program's own (or numpy/math, or a builtin)."""
+        known = (self.forward_names | {p.name for p in self.placeholders} | self.constants | set(self.helpers)
+                 | {self.alias} | _BUILTINS)
+        for name in sorted(read - known):
+            module = self.imported.get(name)
+            if module is not None and module.split(".")[0] in _PURE_MODULES:
+                continue
+            if module is not None:
+                raise Decline(stmt, f"{where} calls into `{name}` (imported from `{module}`): variables built "
+                                    "in another file are not followed")
+            raise Decline(stmt, f"{where} reads `{name}`, which the rule cannot find in this file")
 
     def placeholder(self, name: str, call: cst.Call, stmt: cst.CSTNode) -> None:
         dtype = _arg(call, 0, "dtype")
@@ -711,6 +772,12 @@ class _Reader:
         if bad:
             raise Decline(stmt, f"the gradient processing reads the tensor `{sorted(bad)[0]}`")
         self.block_names |= names.bound
+        known = (self.block_names | self.constants | set(self.helpers) | self.optimizers | self.global_steps
+                 | {self.alias, "apply_gradients"} | _BUILTINS)
+        for name in sorted(names.read - known):
+            module = self.imported.get(name)
+            if module is None or module.split(".")[0] not in _PURE_MODULES:
+                raise Decline(stmt, f"the gradient processing reads `{name}`, which the rule cannot follow")
 
     def processing(self, stmt: cst.BaseStatement) -> None:
         assert self._pending is not None
@@ -838,6 +905,8 @@ class _Reader:
             container = "list" if isinstance(fetch, cst.List) else "tuple"
         elif isinstance(fetch, cst.SimpleString):
             raise Decline(call, "a tensor fetched by name")
+        elif self.alias in names_of(fetch).read:
+            raise Decline(call, "ops created inside the session block (a fetch builds new ops)")
         else:
             raise Decline(call, "fetches that are not a name or a list/tuple of names")
         trains = [n for n in names if n in self.train_ops]
@@ -887,3 +956,29 @@ class _Substitute(cst.CSTTransformer):
 def read_program(module: cst.Module) -> Program:
     """The program model of ``module``, or :class:`Decline`."""
     return _Reader(module).read()
+
+
+_SESSION_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "MonitoredSession",
+                            "SingularMonitoredSession", "managed_session", "prepare_or_wait_for_session"})
+
+
+def is_session_script(module: cst.Module) -> bool:
+    """Whether ``module`` opens a session at module level (or under ``if __name__ == "__main__":``):
+    the files the rule reports on. A session opened inside a function or class is not a session
+    script, and the rule stays silent there."""
+    body: List[cst.BaseStatement] = list(module.body)
+    for stmt in module.body:
+        if isinstance(stmt, cst.If) and _Reader._is_main(stmt) and isinstance(stmt.body, cst.IndentedBlock):
+            body.extend(stmt.body.body)
+    for stmt in body:
+        values: List[cst.BaseExpression] = []
+        if isinstance(stmt, cst.With):
+            values = [item.item for item in stmt.items]
+        elif _single_assign(stmt) is not None:
+            values = [_single_assign(stmt)[1]]  # type: ignore[index]
+        for value in values:
+            if isinstance(value, cst.Call):
+                parts = dotted(value.func)
+                if parts and parts[-1] in _SESSION_CALLS:
+                    return True
+    return False

@@ -52,6 +52,9 @@ class _Gen:
         self.training: Optional[str] = None  # name of the is_training placeholder
         self.keep_prob = False
         self.lines: List[str] = []
+        # choices added after the first figures draw from their own stream, so that the main
+        # stream (and every program that does not take a new production) stays as it was
+        self.alt = random.Random(f"{seed}:{index}:round2")
 
     def pick(self, tag_prefix: str, options, weights=None):
         choice = self.r.choices(options, weights=weights)[0]
@@ -342,8 +345,12 @@ def _plain(g: _Gen) -> List[str]:
              "zeros_bias_only": ""}[init]
     heads = g.pick("heads", ["one", "two"], [3, 1])
     place = g.pick("plain_model", ["module", "scope", "helper"])
+    float64 = g.alt.random() < 0.2  # numpy's default float64 fed to float32 placeholders
+    if float64:
+        g.tags.add("plain_float64_feed")
+    cast = "" if float64 else ".astype(np.float32)"
     lines = [f"rng = np.random.RandomState({g.r.randrange(100)})",
-             f"x_train = rng.randn(32, {dim}).astype(np.float32)",
+             f"x_train = rng.randn(32, {dim}){cast}",
              f"y_train = np.tanh(x_train[:, :{classes}] * 2.0).astype(np.float32)",
              f"x_test = rng.randn(8, {dim}).astype(np.float32)",
              f"y_test = np.tanh(x_test[:, :{classes}] * 2.0).astype(np.float32)", "",
@@ -372,15 +379,23 @@ def _plain(g: _Gen) -> List[str]:
         g.tags.add("plain_global_step")
         lines.append("global_step = tf.train.get_or_create_global_step()")
         gstep = ", global_step=global_step"
+    fed_lr = heads == "one" and g.alt.random() < 0.25  # the tutorial habit: a learning-rate placeholder
+    if fed_lr:
+        g.tags.add("plain_fed_learning_rate")
+        lines.append("learning_rate = tf.placeholder(tf.float32, [], name=\"learning_rate\")")
     for n in names:
         suffix = f"_{n}" if n else ""
         lr = g.r.choice(["0.1", "0.05", "0.01"])
+        if fed_lr:
+            lr = "learning_rate"
         lines.append(f"optimizer{suffix} = {_optimizer(g, lr)}")
         # two heads: the other head's variables get None gradients (TF 1 rejects clipping None)
         lines += _train_site(g, f"loss{suffix}", f"optimizer{suffix}", f"train_op{suffix}", gstep, None,
                              guard=heads == "two")
     steps = g.r.choice([4, 5, 6])
     feed = "{x: x_train[start:start + 8], y: y_train[start:start + 8]}"
+    if fed_lr:
+        feed = "{x: x_train[start:start + 8], y: y_train[start:start + 8], learning_rate: 0.1 * 0.8 ** step}"
     loop = ["", "", "with tf.Session() as sess:", "    sess.run(tf.global_variables_initializer())",
             f"    for step in range({steps}):", "        start = (step * 8) % 32"]
     if heads == "two":
@@ -398,8 +413,13 @@ def _plain(g: _Gen) -> List[str]:
         elif fetch == "loss_op":
             loop.append(f"        value, _ = sess.run([loss, train_op], {feed})")
         elif fetch == "separate":
-            loop += [f"        value = sess.run(loss, feed_dict={feed})",
-                     f"        sess.run(train_op, feed_dict={feed})"]
+            if g.alt.random() < 0.4:  # the loss after the update
+                g.tags.add("fetch:separate_after")
+                loop += [f"        sess.run(train_op, feed_dict={feed})",
+                         f"        value = sess.run(loss, feed_dict={feed})"]
+            else:
+                loop += [f"        value = sess.run(loss, feed_dict={feed})",
+                         f"        sess.run(train_op, feed_dict={feed})"]
         else:
             loop += [f"        out = sess.run({{\"train\": train_op, \"loss\": loss}}, feed_dict={feed})",
                      "        value = out[\"loss\"]"]

@@ -30,7 +30,8 @@ def test_generate_is_reproducible_and_varied():
     tags = Counter(t for p in programs for t in p.tags)
     for construct in OUTSIDE:
         assert tags[f"outside:{construct}"] > 0, construct
-    for tag in ("kind:gan", "kind:plain", "heads:two", "fetch:dict", "fetch:loss_op", "fetch:separate", "batch_norm", "dropout:tf_layers", "dropout:nn_keep_prob", "inputs:embedding",
+    for tag in ("kind:gan", "kind:plain", "heads:two", "fetch:dict", "fetch:loss_op", "fetch:separate", "fetch:separate_after", "plain_fed_learning_rate",
+                "plain_float64_feed", "batch_norm", "dropout:tf_layers", "dropout:nn_keep_prob", "inputs:embedding",
                 "encoder:BasicLSTMCell", "encoder:GRUCell", "lr:exponential_decay", "site:minimize",
                 "site:clip_by_value", "site:clip_by_norm", "site:zip_global_norm", "site:tf_gradients",
                 "block:get_variable", "block:tf_variable", "block:keras_dense", "model:class", "model:helper",

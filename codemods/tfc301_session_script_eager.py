@@ -147,6 +147,12 @@ class SessionScriptEager(TfcCodemod):
                 self.report(node, f"session script not migrated to eager TF 2: {decline.reason} "
                                   "(manual edit required)", fix=FixSafety.NONE)
             return tree
+        except (ValueError, TypeError, KeyError, AttributeError, AssertionError, IndexError,
+                cst.ParserSyntaxError) as error:  # a shape the model has no case for: unknown means decline
+            self.report(tree.body[0] if tree.body else tree, "session script not migrated to eager TF 2: the "
+                        f"program model cannot follow it ({type(error).__name__}) (manual edit required)",
+                        fix=FixSafety.NONE)
+            return tree
         applied = self.may_fix(program.session, FixSafety.SAFE)
         self.report(program.session, "TF 1 session script -> eager TF 2 program (model mapping)",
                     fix=FixSafety.SAFE, applied=applied)

@@ -53,3 +53,20 @@ def test_output_is_clean_and_idempotent():
     first = migrate_source(PROGRAMS[0].read_text(), Options())
     second = migrate_source(first.code, Options())
     assert not second.changed and second.diagnostics == []
+
+
+def test_names_kept_as_tf2_names_are_the_same_functions():
+    """Every name TFC301 keeps as ``tf.<name>`` is the very object ``tf.compat.v1.<name>`` is."""
+    import functools
+
+    tf = pytest.importorskip("tensorflow")
+    from codemods.eager.tfnames import SAME_IN_TF2
+
+    def get(root, path):
+        try:
+            return functools.reduce(getattr, path.split("."), root)
+        except AttributeError:
+            return AttributeError  # missing in one of the two: counts as different
+
+    different = [name for name in sorted(SAME_IN_TF2) if get(tf, name) is not get(tf.compat.v1, name)]
+    assert different == []

@@ -31,6 +31,7 @@ import libcst as cst
 from codemods.eager import tfnames
 
 _BUILTINS = frozenset(dir(builtins))
+_SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
 # Modules a forward pass may read besides TensorFlow (pure functions of constants).
 _PURE_MODULES = frozenset({"numpy", "math"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
@@ -207,6 +208,12 @@ class _Calls(cst.CSTVisitor):
         self.calls: List[cst.Call] = []
         self.attributes: List[cst.Attribute] = []
 
+    @staticmethod
+    def attributes_of(node: cst.CSTNode) -> List[cst.Attribute]:
+        visitor = _Calls()
+        node.visit(visitor)
+        return visitor.attributes
+
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
 
@@ -269,6 +276,8 @@ class _Reader:
         self.runs: List[RunSite] = []
         self.dropped_runs: List[cst.Call] = []
         self.taken = names_of(module).read | names_of(module).bound
+        self.bind_counts = _module_bindings(module)
+        self.variable_names: Set[str] = set()
 
     # names and paths
 
@@ -628,10 +637,27 @@ class _Reader:
                 raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
         self.check_forward(stmt, tfnames.FORWARD, "forward pass")
         self.check_known(stmt, names.read - names.bound, "the forward pass")
+        for call in calls_of(stmt):
+            if self.path(call.func) == "get_variable":
+                self.variable_names |= names.bound  # conservative: every name the statement binds
         self.forward_names |= names.bound
 
     def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
-        """Every name the forward pass reads is the program's own (or numpy/math, or a builtin)."""
+        """Every name the forward pass reads is the program's own (or numpy/math, or a builtin);
+        a module constant it reads is bound once (the eager step reads it when it is traced, TF 1
+        read it when the graph was built); no Python side effects or numpy randomness (they run at
+        every trace, and draw at another time)."""
+        for name in sorted(read & _SIDE_EFFECTS):
+            raise Decline(stmt, f"`{name}(...)` in {where} would run at every trace of the eager step")
+        for name in sorted(read & self.constants):
+            if self.bind_counts.get(name, 0) > 1:
+                raise Decline(stmt, f"{where} reads `{name}`, which is rebound at module level (the eager "
+                                    "step would read the value it has when first called)")
+        for attribute in _Calls.attributes_of(stmt):
+            parts = dotted(attribute)
+            if parts and len(parts) > 1 and parts[1] == "random" and self.imported.get(parts[0], "").split(".")[0] in _PURE_MODULES:
+                raise Decline(stmt, f"{where} draws from `{'.'.join(parts[:2])}`: the eager step draws when it is "
+                                    "traced, after the code TF 1 ran first")
         known = (self.forward_names | {p.name for p in self.placeholders} | self.constants | set(self.helpers)
                  | {self.alias} | _BUILTINS)
         for name in sorted(read - known):
@@ -919,6 +945,11 @@ class _Reader:
                                         "(TF 1 leaves the order of its read and increment open)")
                 continue
             raise Decline(call, f"fetch `{n}` is not a tensor or training op of the graph the rule follows")
+        if trains:
+            read_vars = [n for n in names if n in self.variable_names]
+            if read_vars:
+                raise Decline(call, f"variable `{read_vars[0]}` fetched in the same `run` as a training op "
+                                    "(TF 1 leaves the order of its read and update open)")
         optimizers = [self.train_ops[n].optimizer for n in trains]
         if len(set(optimizers)) != len(optimizers) or len(set(trains)) != len(trains):
             raise Decline(call, "two training ops of one optimizer in one `run`")
@@ -982,3 +1013,43 @@ def is_session_script(module: cst.Module) -> bool:
                 if parts and parts[-1] in _SESSION_CALLS:
                     return True
     return False
+
+
+def _module_bindings(module: cst.Module) -> Dict[str, int]:
+    """How many module-scope statements bind each name (function and class bodies excluded)."""
+    counts: Dict[str, int] = {}
+
+    def walk(statements: Sequence[cst.BaseStatement]) -> None:
+        for stmt in statements:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                counts[stmt.name.value] = counts.get(stmt.name.value, 0) + 1
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for name in names_of(stmt).bound:
+                    counts[name] = counts.get(name, 0) + 1
+                continue
+            if not isinstance(stmt, (cst.For, cst.While, cst.If, cst.With)):  # try, match...: count as many
+                for name in names_of(stmt).bound:
+                    counts[name] = counts.get(name, 0) + 2
+                continue
+            header = stmt.with_changes(body=cst.IndentedBlock([]))
+            if hasattr(stmt, "orelse"):
+                header = header.with_changes(orelse=None)
+            for name in names_of(header).bound:
+                counts[name] = counts.get(name, 0) + 2  # a loop or branch may bind it more than once
+            for part in (stmt.body, getattr(stmt, "orelse", None)):
+                while part is not None:
+                    if isinstance(part, cst.IndentedBlock):
+                        walk(part.body)
+                        part = None
+                    elif isinstance(part, (cst.Else,)):
+                        walk(part.body.body if isinstance(part.body, cst.IndentedBlock) else [])
+                        part = None
+                    elif isinstance(part, cst.If):
+                        walk(part.body.body if isinstance(part.body, cst.IndentedBlock) else [])
+                        part = part.orelse
+                    else:
+                        part = None
+
+    walk(module.body)
+    return counts

@@ -11,15 +11,16 @@ from __future__ import annotations
 # API by tests/test_eager_migration.py): the emitted program keeps them as ``tf.<path>``.
 SAME_IN_TF2 = frozenset({
     "abs", "add", "add_n", "cast", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "concat",
-    "constant", "exp", "expand_dims", "float16", "float32", "float64", "global_norm", "identity",
-    "int32", "int64", "matmul", "maximum", "minimum", "multiply", "nn.relu", "nn.sigmoid",
-    "nn.softmax", "nn.tanh", "ones", "ones_like", "reshape", "sigmoid", "sqrt", "square",
-    "squeeze", "stack", "stop_gradient", "subtract", "tanh", "transpose", "zeros", "zeros_like",
+    "exp", "float16", "float32", "float64", "identity", "int32", "int64", "matmul", "maximum", "minimum",
+    "multiply", "nn.relu", "ones", "reshape", "sigmoid", "sqrt", "square", "stack", "stop_gradient",
+    "subtract", "tanh", "zeros",
 })
 
 # Names the forward pass may use: deterministic, stateless ops whose eager result is the graph
 # result, and the variable machinery that ``track_tf1_style_variables`` follows.
 FORWARD = SAME_IN_TF2 | frozenset({
+    "constant", "expand_dims", "nn.sigmoid", "nn.softmax", "nn.tanh", "ones_like", "squeeze", "transpose",
+    "zeros_like",
     "bool", "argmax", "divide", "equal", "greater", "less", "log", "log1p", "logical_and",
     "logical_not", "logical_or", "negative", "pow", "reduce_max", "reduce_mean", "reduce_min",
     "reduce_sum", "rsqrt", "sign", "softplus", "split", "tile", "where", "gather", "one_hot",

@@ -22,7 +22,7 @@ def rule_doc_example(tmp_path):
     import re
     import textwrap
 
-    from codemods.tfc301_session_script_eager import SessionScriptEager
+    from codemods.rules.tfc301_session_script_eager import SessionScriptEager
 
     block = re.search(r"## Example\n\s*```python\n(.*?)\n\s*```", SessionScriptEager.__doc__, re.S).group(1)
     path = tmp_path / "doc_example.py"
@@ -60,7 +60,7 @@ def test_names_kept_as_tf2_names_are_the_same_functions():
     import functools
 
     tf = pytest.importorskip("tensorflow")
-    from codemods.eager.tfnames import SAME_IN_TF2
+    from codemods.rules.eager.tfnames import SAME_IN_TF2
 
     def get(root, path):
         try:

@@ -52,7 +52,7 @@ def test_no_tfc301_rewrite_changes_training(ci_report):
 def test_the_ci_seed_exercises_tfc301(ci_report):
     """The CI seed is not all declines: TFC301 rewrites some of its scripts (else the safety check above
     would pass on a rule that declines everything)."""
-    from codemods._registry import rules_by_code
+    from codemods.engine.registry import rules_by_code
 
     if "TFC301" not in rules_by_code():
         pytest.xfail("TFC301 is not a registered rule on this branch (it is built on wip/eager)")

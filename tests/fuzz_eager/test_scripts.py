@@ -30,7 +30,7 @@ KNOWN_DECLINES = {
 
 
 def _tfc301_registered() -> bool:
-    from codemods._registry import rules_by_code
+    from codemods.engine.registry import rules_by_code
 
     return "TFC301" in rules_by_code()
 

@@ -34,7 +34,8 @@ _PAGE = re.compile(r"^TFC\d{3}\.md$")
 # "unsafe" is a word of its own, so \bsafe\b never matches inside it.
 _FIX_KINDS = (("safe", re.compile(r"\bsafe\b", re.I)), ("unsafe", re.compile(r"\bunsafe\b", re.I)),
               ("no fix", re.compile(r"\bno fix\b", re.I)))
-_PHASE_WORDS = {Phase.TF2_FORM: "TF 2 form (runs first)", Phase.REPORT: "report (runs second)",
+_PHASE_WORDS = {Phase.PROGRAM: "whole program (runs before every other rule)",
+                Phase.TF2_FORM: "TF 2 form (runs first)", Phase.REPORT: "report (runs second)",
                 Phase.COMPAT: "compat form (runs last)"}
 
 

@@ -73,6 +73,7 @@ class Phase(enum.IntEnum):
     """When a rule runs. Rules run in (phase, code) order; each sees the module as the rules
     before it left it."""
 
+    PROGRAM = 0  # whole-program migrations (TFC301): a file they rewrite is not seen by the per-site rules
     TF2_FORM = 1  # rewrite to the TF 2 form (tf.GradientTape, Keras optimizers): first pick of every site
     REPORT = 2  # advisories, and the sites the TF 2 rules recognised but could not prove
     COMPAT = 3  # the tfclip_compat form, for whatever the TF 2 rules left

@@ -31,11 +31,13 @@ MODULES = (
     'tfc104_keras_optimizer',
     'tfc201_per_replica_clipping',
     'tfc202_unprovable_gradient_site',
+    'tfc301_session_script_eager',
     'tfc900_unparsable_file',
 )
 
 # (code, name, phase, SITES), in run order.
 RULES = (
+    ('TFC301', 'session-script-eager', 0, all_of(names('Session', 'InteractiveSession', 'MonitoredTrainingSession', 'MonitoredSession', 'Supervisor'), method_calls('run'))),
     ('TFC101', 'compute-apply-to-tape', 1, all_of(method_calls('compute_gradients'), names('apply_gradients'))),
     ('TFC102', 'tf-gradients-to-tape', 1, all_of(calls('gradients'), names('apply_gradients'))),
     ('TFC103', 'minimize-to-tape', 1, method_calls('minimize')),

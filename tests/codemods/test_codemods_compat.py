@@ -226,20 +226,25 @@ def test_codemods_never_import_tensorflow() -> None:
 # -- the bundled example (README: `tfclip-migrate fix --diff examples/legacy_clipping.py`) --
 
 
-def test_bundled_example_shows_compat_and_tf2_rewrites() -> None:
-    """The example gets a compat fix (TFC001) and a TF 2 tape fix (TFC101); the clip_by_value on
-    inputs is untouched; the result compiles and is stable under a second run."""
+def test_bundled_example_becomes_an_eager_program() -> None:
+    """The example gets the whole-program migration (TFC301): its contrib wrapper becomes
+    tfclip_compat's around the same Adam, its global-norm clipping runs on a tape in a
+    tf.function step, the clip_by_value on inputs is kept; the result compiles and is stable
+    under a second run (and no per-site rule fires on it)."""
     source = (ROOT / "examples" / "legacy_clipping.py").read_text()
     compile(source, "legacy_clipping.py", "exec")
     result = migrate_source(source, path="examples/legacy_clipping.py")
     applied = {d.code for d in result.diagnostics if d.applied}
-    assert {"TFC001", "TFC101"} <= applied, [d.format() for d in result.diagnostics]
-    assert "tfclip_compat.clip_gradients_by_norm(original_optimizer, clip_norm=5.0)" in result.code
-    assert "with tf.GradientTape() as tape:" in result.code
+    assert applied == {"TFC301"}, [d.format() for d in result.diagnostics]
+    assert ("tfclip_compat.clip_gradients_by_norm(tf.compat.v1.train.AdamOptimizer(learning_rate=1e-2), "
+            "clip_norm=5.0)") in result.code
+    assert "with tf.GradientTape(persistent=True) as tape:" in result.code
+    assert "gradients, _ = tf.clip_by_global_norm(gradients, 5.0)" in result.code
     assert "x_clipped = tf.clip_by_value(x, -1, 1, name=None)" in result.code
     assert "= tf.contrib." not in result.code  # (the docstring still names it)
     compile(result.code, "legacy_clipping.py", "exec")
-    assert migrate_source(result.code).code == result.code
+    second = migrate_source(result.code)
+    assert second.code == result.code and second.diagnostics == []
 
 
 # -- TFC004's safety claim, checked on the real functions --------------------------------

@@ -1,0 +1,358 @@
+"""Write the eager TF 2 program for a :class:`~codemods.rules.eager.model.Program` (TensorFlow's
+"model mapping" recipe):
+
+* ``TF_USE_LEGACY_KERAS=1`` set before TensorFlow is imported (``tf.compat.v1.layers`` and
+  ``track_tf1_style_variables`` live in tf-keras on TF 2.16+);
+* the forward pass in a Keras layer whose ``call`` is decorated with
+  ``tf.compat.v1.keras.utils.track_tf1_style_variables`` (``get_variable``/``variable_scope``
+  keep their TF 1 names and reuse); placeholders become ``call``'s arguments; the layer lists its
+  variables in TF 1's creation order (``tf1_variables``), which is ``tf.trainable_variables()``'s
+  order, so gradient lists and global norms are summed in the same order;
+* TF 1's default initializers written out (``glorot_uniform`` kernels, ``zeros`` biases);
+* the ``tf.compat.v1.train`` optimizers kept (Keras optimizers round differently);
+* one ``tf.function`` per distinct ``sess.run``: a tape, the program's own gradient processing,
+  ``apply_gradients``; the other fetches returned; the initializer runs removed;
+* every ``tf.<name>`` spelled ``tf.compat.v1.<name>`` unless TF 2 exports the same function.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List
+
+import libcst as cst
+
+from codemods.rules.eager import tfnames
+from codemods.rules.eager.model import Program, RunSite, Reader, dotted
+
+LEGACY_KERAS_COMMENT = "# tf.compat.v1.layers and track_tf1_style_variables need tf-keras (TF 2.16+)"
+
+
+class _Rename(cst.CSTTransformer):
+    """``tf.<path>`` -> ``tf.compat.v1.<path>`` (or ``tf.<path>`` when TF 2 has the same function);
+    TF 1's default initializers written out."""
+
+    def __init__(self, program: Program, reader: Reader) -> None:
+        self.program = program
+        self.reader = reader
+        self.alias = program.alias
+        self.replace: Dict[int, cst.BaseExpression] = {}
+        self.uses_shim = False
+
+    def _expr(self, path: str) -> cst.BaseExpression:
+        if path == tfnames.CONTRIB_CLIP:
+            self.uses_shim = True
+            return cst.parse_expression("tfclip_compat.clip_gradients_by_norm")
+        if path in tfnames.SAME_IN_TF2:
+            return cst.parse_expression(f"{self.alias}.{path}")
+        return cst.parse_expression(f"{self.alias}.compat.v1.{path}")
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        path = self.reader.path(node)
+        if path is not None:
+            self.replace[id(node)] = self._expr(path)
+            return False
+        return True
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return self.replace.get(id(original), updated)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        path = self.reader.path(original.func)
+        positional = [a for a in original.args if a.keyword is None]
+        keywords = {a.keyword.value for a in original.args if a.keyword is not None}
+        init = f"{self.alias}.compat.v1"
+        if path == "get_variable":
+            dtype = next((a.value for a in original.args if a.keyword is not None and a.keyword.value == "dtype"),
+                         positional[2].value if len(positional) > 2 else None)
+            dtype_path = self.reader.path(dtype) if dtype is not None else "float32"
+            if "initializer" not in keywords and len(positional) < 4 and dtype_path in tfnames.FLOAT_DTYPES:
+                return _add_kw(updated, "initializer", f"{init}.glorot_uniform_initializer()")
+        if path in tfnames.LAYERS_WITH_KERNEL:
+            if "kernel_initializer" not in keywords and len(positional) < 5:
+                updated = _add_kw(updated, "kernel_initializer", f"{init}.glorot_uniform_initializer()")
+            if "bias_initializer" not in keywords and len(positional) < 6:
+                updated = _add_kw(updated, "bias_initializer", f"{init}.zeros_initializer()")
+        return updated
+
+
+def _add_kw(call: cst.Call, keyword: str, value: str) -> cst.Call:
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elif args:
+        last = args[-1]
+        if isinstance(last.comma, cst.Comma):
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(cst.Arg(keyword=cst.Name(keyword), value=cst.parse_expression(value),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace(""))))
+    return call.with_changes(args=args)
+
+
+class _Session(cst.CSTTransformer):
+    """The session block's statements with each ``run`` replaced and the initializer runs removed."""
+
+    def __init__(self, replace: Dict[int, cst.BaseExpression], drop: List[cst.Call]) -> None:
+        self.replace = replace
+        self.drop = {id(c) for c in drop}
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return self.replace.get(id(original), updated)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if (len(original.body) == 1 and isinstance(original.body[0], cst.Expr)
+                and id(original.body[0].value) in self.drop):
+            return cst.RemovalSentinel.REMOVE
+        return updated
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated.body:
+            return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated
+
+
+def emit(program: Program, reader: Reader) -> str:
+    alias = program.alias
+    rename = _Rename(program, reader)
+    fresh = reader.fresh
+    model_cls, model = fresh("Model"), fresh("model")
+    tape, outputs, trainable = fresh("tape"), fresh("outputs"), fresh("trainable")
+
+    # the forward pass, in program order, with the lifted losses where their train op was
+    forward: List[cst.BaseStatement] = []
+    first = True
+    for kind, stmt in program.items:
+        if kind == "forward":
+            if first:  # no blank line at the top of the block
+                lines = list(stmt.leading_lines)
+                while lines and lines[0].comment is None:
+                    lines.pop(0)
+                stmt = stmt.with_changes(leading_lines=lines)
+                first = False
+            forward.append(stmt.visit(rename))
+        for name, expr in program.lifted.get(id(stmt), []):
+            assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expr)])
+            forward.append(assign.visit(rename))
+
+    # the steps: one per distinct fetch list
+    steps: Dict[tuple, str] = {}
+    step_defs: List[cst.BaseStatement] = []
+    needed: List[str] = []
+    call_replace: Dict[int, cst.BaseExpression] = {}
+    uses_fetched = False
+    fetched = fresh("fetched")
+    for run in program.runs:
+        key = tuple(run.names)
+        if key not in steps:
+            trains = [n for n in run.names if n in program.train_ops]
+            steps[key] = fresh("train_step" if trains else "evaluate")
+            step_defs.extend(_step(program, rename, run, steps[key], model, tape, outputs, trainable, needed))
+        values = ", ".join(reader.module.code_for_node(run.feeds[p.name]) for p in program.placeholders)
+        call = f"{steps[key]}({values})"
+        if run.container is None:
+            text = call if run.names[0] in program.train_ops else f"{call}.numpy()"
+        else:
+            uses_fetched = True
+            text = f"{fetched}({call})" if run.container == "list" else f"tuple({fetched}({call}))"
+        call_replace[id(run.call)] = cst.parse_expression(text)
+
+    returns = ", ".join(f'"{n}": {n}' for n in needed)
+    signature = ", ".join(["self"] + [p.name for p in program.placeholders])
+    class_src = (
+        f"class {model_cls}({alias}.keras.layers.Layer):\n"
+        f'    """The TF 1 forward pass; ``tf1_variables``: its variables in TF 1\'s creation order."""\n\n'
+        f"    def __init__(self):\n"
+        f"        super().__init__()\n"
+        f"        self.tf1_variables = []\n\n"
+        f"    def _record(self, next_creator, **kwargs):\n"
+        f"        variable = next_creator(**kwargs)\n"
+        f"        self.tf1_variables.append(variable)\n"
+        f"        return variable\n\n"
+        f"    @{alias}.compat.v1.keras.utils.track_tf1_style_variables\n"
+        f"    def call({signature}):\n"
+        f"        # Re-entering the current variable scope makes the layer names (dense, dense_1...) the same\n"
+        f"        # on every call, as in the TF 1 graph.\n"
+        f"        with {alias}.variable_creator_scope(self._record), {alias}.compat.v1.variable_scope(\n"
+        f"                {alias}.compat.v1.get_variable_scope()):\n"
+        f"            pass\n"
+        f"        return {{{returns}}}\n"
+    )
+    class_module = cst.parse_module(class_src)
+    class_module = class_module.visit(_FillPass(forward))
+    model_stmts: List[cst.BaseStatement] = list(class_module.body)
+    model_stmts.append(cst.parse_statement(f"{model} = {model_cls}()"))
+    model_stmts[0] = model_stmts[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    model_stmts[1] = model_stmts[1].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+    helper_stmts: List[cst.BaseStatement] = []
+    if uses_fetched:
+        helper_stmts.append(cst.parse_statement(
+            f"def {fetched}(values):\n"
+            f'    """What ``Session.run`` returned: numpy values, and None for the training ops."""\n'
+            f"    return [None if value is None else value.numpy() for value in values]\n"
+        ).with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
+    for i, stmt in enumerate(step_defs):
+        step_defs[i] = stmt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    before_session = helper_stmts + step_defs
+
+    # assemble
+    body: List[cst.BaseStatement] = []
+    placed_env = placed_model = False
+    session_t = _Session(call_replace, program.dropped_runs)
+    for kind, stmt in program.items:
+        if kind == "import":
+            if not placed_env:
+                body.append(cst.parse_statement("import os").with_changes(leading_lines=stmt.leading_lines))
+                body.append(cst.parse_statement(f'os.environ["TF_USE_LEGACY_KERAS"] = "1"  {LEGACY_KERAS_COMMENT}')
+                            .with_changes(leading_lines=[cst.EmptyLine()]))
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine()])
+                placed_env = True
+            body.extend(_imports(stmt, program))
+            continue
+        if kind in ("forward", "trainop") and not placed_model:
+            body.extend(model_stmts)
+            placed_model = True
+        if kind == "keep":
+            body.append(stmt.visit(rename))
+        elif kind == "drop" or kind == "forward":
+            pass
+        elif kind == "trainop":
+            for name, expr in program.generated_optimizers.get(id(stmt), []):
+                assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expr)],
+                                                 leading_lines=stmt.leading_lines)
+                body.append(assign.visit(rename))
+        elif kind == "session":
+            body.extend(before_session)
+            unwrapped = _unwrap(stmt, program.session, session_t)
+            if before_session and unwrapped:
+                unwrapped[0] = unwrapped[0].with_changes(
+                    leading_lines=[cst.EmptyLine(), cst.EmptyLine()] + [
+                        line for line in unwrapped[0].leading_lines if line.comment is not None])
+            before_session = []
+            body.extend(unwrapped)
+        elif kind == "main":
+            body.extend(before_session)
+            if before_session:
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()] + [
+                    line for line in stmt.leading_lines if line.comment is not None])
+            before_session = []
+            assert isinstance(stmt, cst.If) and isinstance(stmt.body, cst.IndentedBlock)
+            inner: List[cst.BaseStatement] = []
+            for s in stmt.body.body:
+                inner.extend(_unwrap(s, program.session, session_t))
+            body.append(stmt.with_changes(body=stmt.body.with_changes(body=inner)))
+    if rename.uses_shim:
+        body = _add_shim_import(body, alias)
+    return program.module.with_changes(body=body).code
+
+
+def _unwrap(stmt: cst.BaseStatement, session: cst.With, transformer: _Session) -> List[cst.BaseStatement]:
+    if stmt is not session:
+        return [stmt]
+    assert isinstance(session.body, cst.IndentedBlock)
+    inner = list(session.body.with_changes(header=session.body.header).visit(transformer).body)  # type: ignore[union-attr]
+    if not inner:
+        return []
+    inner[0] = inner[0].with_changes(leading_lines=list(session.leading_lines) + list(inner[0].leading_lines))
+    return inner
+
+
+def _imports(stmt: cst.SimpleStatementLine, program: Program) -> List[cst.BaseStatement]:
+    if program.prefix != "compat.v1.":
+        return [stmt]
+    body = []
+    for small in stmt.body:
+        if isinstance(small, cst.Import):
+            names = []
+            for alias in small.names:
+                if dotted(alias.name) == ["tensorflow", "compat", "v1"]:
+                    alias = alias.with_changes(name=cst.Name("tensorflow"))
+                names.append(alias)
+            small = small.with_changes(names=names)
+        body.append(small)
+    return [stmt.with_changes(body=body)]
+
+
+def _add_shim_import(body: List[cst.BaseStatement], alias: str) -> List[cst.BaseStatement]:
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, cst.Import) and any(dotted(a.name) == ["tensorflow"] for a in s.names) for s in stmt.body):
+            return body[:i + 1] + [cst.parse_statement("import tfclip_compat")] + body[i + 1:]
+    return [cst.parse_statement("import tfclip_compat")] + body
+
+
+class _FillPass(cst.CSTTransformer):
+    """Replace the template's ``pass`` line by ``statements`` (removed when there are none)."""
+
+    def __init__(self, statements: List[cst.BaseStatement]) -> None:
+        self.statements = statements
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body: List[cst.BaseStatement] = []
+        for stmt in updated.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Pass):
+                body.extend(self.statements)
+            else:
+                body.append(stmt)
+        return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str, tape: str,
+          outputs: str, trainable: str, needed: List[str]) -> List[cst.BaseStatement]:
+    alias = program.alias
+    reader_code = program.module.code_for_node
+    specs = ", ".join(
+        f"{alias}.TensorSpec({reader_code(p.shape) if p.shape is not None else 'None'}, {alias}.{p.dtype})"
+        for p in program.placeholders)
+    decorator = f"@{alias}.function(input_signature=[{specs}])" if program.placeholders else f"@{alias}.function"
+    args = ", ".join(p.name for p in program.placeholders)
+    trains = [program.train_ops[n] for n in run.names if n in program.train_ops]
+    # train ops in program order (the order their statements were built)
+    order = {n: i for i, n in enumerate(program.train_ops)}
+    trains.sort(key=lambda t: order[t.name])
+    lines = [decorator, f"def {name}({args}):"]
+    fetch_text = reader_code(run.call.args[0].value)
+    lines.append(f'    """``sess.run({fetch_text})`` as one eager step."""')
+    if trains:
+        persistent = "persistent=True" if len(trains) > 1 else ""
+        lines.append(f"    with {alias}.GradientTape({persistent}) as {tape}:")
+        lines.append(f"        {outputs} = {model}({args})")
+        lines.append(f"    {trainable} = [v for v in {model}.tf1_variables if v.trainable]")
+    else:
+        lines.append(f"    {outputs} = {model}({args})")
+    used = [n for n in run.names if n in program.forward_names]
+    for t in trains:
+        if t.loss not in used:
+            used.append(t.loss)
+    for n in used:
+        if n not in needed:
+            needed.append(n)
+        lines.append(f'    {n} = {outputs}["{n}"]')
+    lines.append("    pass")
+    results = []
+    for n in run.names:
+        if n in program.train_ops:
+            results.append("None")
+        elif n in program.global_steps:
+            results.append(f"{alias}.identity({n})")
+        else:
+            results.append(n)
+    if run.container is None:
+        lines.append(f"    return {results[0]}")
+    else:
+        lines.append(f"    return [{', '.join(results)}]")
+    func = cst.parse_statement("\n".join(lines) + "\n")
+    block: List[cst.BaseStatement] = []
+    for t in trains:
+        if t.compute_call is not None:
+            replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {trainable}), {trainable}))")
+            for stmt in t.block:
+                if stmt is t.block[0]:
+                    stmt = stmt.deep_replace(t.compute_call, replacement)
+                block.append(stmt.visit(rename))
+        else:
+            step = f", global_step={t.global_step}" if t.global_step else ""
+            block.append(cst.parse_statement(
+                f"{t.name} = {t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {trainable}), {trainable}){step})"))
+    func = func.visit(_FillPass(block))
+    return [func]

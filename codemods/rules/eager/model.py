@@ -1,0 +1,1055 @@
+"""The program model of a TF 1 session script: what the eager migration (TFC301) needs to know,
+read from the syntax alone (libcst; never TensorFlow).
+
+:func:`read_program` returns a :class:`Program` or raises :class:`Decline` naming the node and
+the true cause. The class it accepts (everything else is declined):
+
+* one module; TensorFlow imported as ``import tensorflow as tf`` or
+  ``import tensorflow.compat.v1 as tf``; the graph built by module-level statements, in
+  ``with tf.variable_scope(...)`` blocks and in helper functions they call;
+* ``tf.placeholder``s assigned to module-level names;
+* variables from ``get_variable`` / ``tf.layers.dense`` (no ``tf.Variable`` in the forward pass:
+  an eager call would create it again on every step);
+* train ops ``t = opt.minimize(loss[, global_step=g])``, ``t = helper(loss, ...)`` where the
+  helper builds an optimizer and returns ``opt.minimize(loss)``, or
+  ``... = opt.compute_gradients(loss)`` -> gradient processing -> ``t = opt.apply_gradients(...)``,
+  with ``tf.train`` optimizers built from constants (and ``tf.contrib.estimator.clip_gradients_by_norm``);
+* one ``with tf.Session() as sess:`` block (at module level or under ``if __name__ == "__main__":``)
+  whose only uses of the session are ``sess.run(<initializer>)`` and
+  ``sess.run(fetches, feed_dict)`` with fetches a name or a list/tuple of names and a literal feed
+  dict feeding every placeholder.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from codemods.rules.eager import tfnames
+
+_BUILTINS = frozenset(dir(builtins))
+_SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
+# Modules a forward pass may read besides TensorFlow (pure functions of constants).
+_PURE_MODULES = frozenset({"numpy", "math"})
+_DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
+_INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
+_GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
+_RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
+_DECLINED_NAMES = {
+    "Variable": "`tf.Variable` in the forward pass would be created again on every eager call "
+                "(use `tf.get_variable`)",
+    "get_collection": "graph collections (`get_collection`) have no eager counterpart here",
+    "layers.batch_normalization": "batch normalization's UPDATE_OPS are not migrated yet",
+    "get_default_graph": "the program reads the graph itself",
+    "control_dependencies": "explicit control dependencies are not migrated",
+    "train.MonitoredTrainingSession": "MonitoredSession and hooks are outside the session-script class",
+    "train.MonitoredSession": "MonitoredSession and hooks are outside the session-script class",
+    "train.Supervisor": "Supervisor sessions are outside the session-script class",
+    "train.start_queue_runners": "queue runners are outside the session-script class",
+    "device": "`tf.device` placement (towers) is outside the session-script class",
+    "estimator.EstimatorSpec": "Estimator model_fns are outside the session-script class",
+    "estimator.Estimator": "Estimator model_fns are outside the session-script class",
+}
+
+
+_PROGRAM_WIDE = frozenset({
+    "train.MonitoredTrainingSession", "train.MonitoredSession", "train.Supervisor", "train.start_queue_runners",
+    "device", "estimator.EstimatorSpec", "estimator.Estimator", "get_default_graph",
+})
+_SESSION_METHODS = {
+    "partial_run": "`partial_run` is outside the session-script class",
+    "partial_run_setup": "`partial_run` is outside the session-script class",
+    "get_tensor_by_name": "tensors looked up by name (`get_tensor_by_name`) are not followed",
+    "get_operation_by_name": "ops looked up by name (`get_operation_by_name`) are not followed",
+}
+
+
+class Decline(Exception):
+    """The program is outside the class: ``reason`` is the true cause, ``node`` where it is."""
+
+    def __init__(self, node: cst.CSTNode, reason: str) -> None:
+        super().__init__(reason)
+        self.node = node
+        self.reason = reason
+
+
+@dataclass
+class Placeholder:
+    name: str
+    dtype: str  # canonical path, e.g. "float32"
+    shape: Optional[cst.BaseExpression]
+
+
+@dataclass
+class TrainOp:
+    name: str
+    optimizer: str  # a module-level name
+    loss: str  # a forward name (an output of the model)
+    node: cst.BaseStatement
+    global_step: Optional[str] = None
+    # compute_gradients form: the statements from compute_gradients to apply_gradients
+    block: List[cst.BaseStatement] = field(default_factory=list)
+    compute_call: Optional[cst.Call] = None
+
+
+@dataclass
+class RunSite:
+    call: cst.Call
+    names: List[str]
+    container: Optional[str]  # None (one name), "list" or "tuple"
+    feeds: Dict[str, cst.BaseExpression]
+
+
+@dataclass
+class Program:
+    module: cst.Module
+    alias: str
+    prefix: str  # "" or "compat.v1." (what the alias names)
+    # (kind, statement): keep | forward | drop | trainop | optimizer | session | main
+    items: List[Tuple[str, cst.BaseStatement]]
+    placeholders: List[Placeholder]
+    forward_names: Set[str]
+    lifted: Dict[int, List[Tuple[str, cst.BaseExpression]]]  # id(train-op statement) -> forward assignments
+    generated_optimizers: Dict[int, List[Tuple[str, cst.BaseExpression]]]
+    train_ops: Dict[str, TrainOp]
+    global_steps: Set[str]
+    session: cst.With
+    session_name: str
+    runs: List[RunSite]
+    dropped_runs: List[cst.Call]
+    taken: Set[str]
+
+
+# -- syntax helpers ---------------------------------------------------------------------------
+
+
+def dotted(node: cst.BaseExpression) -> Optional[List[str]]:
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return parts[::-1]
+    return None
+
+
+class _Names(cst.CSTVisitor):
+    """Names read and bound in a node (attribute names and keyword names excluded)."""
+
+    def __init__(self) -> None:
+        self.read: Set[str] = set()
+        self.bound: Set[str] = set()
+        self._targets: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._targets:
+            self.read.add(node.value)
+
+    def _bind(self, target: cst.CSTNode, store: bool = True) -> None:
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
+            if store:
+                self._targets.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, store=False)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        for param in node.params.params:
+            self.bound.add(param.name.value)
+
+
+def names_of(node: cst.CSTNode) -> _Names:
+    visitor = _Names()
+    node.visit(visitor)
+    return visitor
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: List[cst.Call] = []
+        self.attributes: List[cst.Attribute] = []
+
+    @staticmethod
+    def attributes_of(node: cst.CSTNode) -> List[cst.Attribute]:
+        visitor = _Calls()
+        node.visit(visitor)
+        return visitor.attributes
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attributes.append(node)
+
+
+def calls_of(node: cst.CSTNode) -> List[cst.Call]:
+    visitor = _Calls()
+    node.visit(visitor)
+    return visitor.calls
+
+
+def _single_assign(stmt: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.targets[0].target, small.value
+    return None
+
+
+def _expr_stmt(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+        return stmt.body[0].value
+    return None
+
+
+def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a.value
+    return positional[index].value if index < len(positional) else None
+
+
+# -- the reader -------------------------------------------------------------------------------
+
+
+class Reader:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.alias = ""
+        self.prefix = ""
+        self.items: List[Tuple[str, cst.BaseStatement]] = []
+        self.placeholders: List[Placeholder] = []
+        self.forward_names: Set[str] = set()
+        self.constants: Set[str] = set()
+        self.helpers: Dict[str, cst.FunctionDef] = {}
+        self.imported: Dict[str, str] = {}  # name bound by a non-TensorFlow import -> its module
+        self.factories: Dict[str, cst.FunctionDef] = {}
+        self.optimizers: Set[str] = set()
+        self.global_steps: Set[str] = set()
+        self.init_names: Set[str] = set()
+        self.train_ops: Dict[str, TrainOp] = {}
+        self.lifted: Dict[int, List[Tuple[str, cst.BaseExpression]]] = {}
+        self.generated: Dict[int, List[Tuple[str, cst.BaseExpression]]] = {}
+        self.block_names: Set[str] = set()
+        self.session: Optional[cst.With] = None
+        self.session_name = ""
+        self.runs: List[RunSite] = []
+        self.dropped_runs: List[cst.Call] = []
+        self.taken = names_of(module).read | names_of(module).bound
+        self.bind_counts = _module_bindings(module)
+        self.variable_names: Set[str] = set()
+
+    # names and paths
+
+    def path(self, node: cst.BaseExpression) -> Optional[str]:
+        """The canonical TF 1 path of ``tf.<...>`` (``compat.v1.`` stripped), else None."""
+        parts = dotted(node)
+        if not parts or not self.alias or parts[0] != self.alias:
+            return None
+        path = self.prefix + ".".join(parts[1:])
+        if path.startswith("compat.v1."):
+            path = path[len("compat.v1."):]
+        return path
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 2
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+    def tf_paths(self, node: cst.CSTNode) -> List[Tuple[cst.CSTNode, str]]:
+        visitor = _Calls()
+        node.visit(visitor)
+        found = []
+        outer = {id(a.value) for a in visitor.attributes}
+        for attribute in visitor.attributes:
+            if id(attribute) in outer:
+                continue  # only whole chains
+            path = self.path(attribute)
+            if path is not None:
+                found.append((attribute, path))
+        names = names_of(node).read
+        if self.alias in names and not found:
+            # the module itself used as a value
+            raise Decline(node, f"`{self.alias}` is used as a value")
+        return found
+
+    def check_forward(self, node: cst.CSTNode, allowed: frozenset, where: str) -> None:
+        for at, path in self.tf_paths(node):
+            if path == "" or path == "compat.v1":
+                raise Decline(at, f"`{self.alias}` is used as a value")
+            if path in _DECLINED_NAMES:
+                raise Decline(at, _DECLINED_NAMES[path])
+            if path == "placeholder":
+                raise Decline(at, "a placeholder that is not assigned to a module-level name")
+            if path.startswith(_RANDOM):
+                raise Decline(at, f"`tf.{path}` draws random numbers in the {where}: eager and graph "
+                                  "runs draw different numbers")
+            if path.startswith(("train.", "summary.", "Session", "InteractiveSession")):
+                raise Decline(at, f"`tf.{path}` in the {where}")
+            if path not in allowed:
+                raise Decline(at, f"`tf.{path}` in the {where} is outside the names this rule knows "
+                                  "to compute the same eagerly")
+
+    # the walk
+
+    def outside_the_class(self) -> None:
+        """Program-wide constructs that put the whole file outside the class (checked first, so
+        the decline names them rather than a symptom)."""
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                self.imports(stmt)
+        if not self.alias:
+            return
+        for at, path in self.tf_paths(self.module):
+            if path in _PROGRAM_WIDE:
+                raise Decline(at, _DECLINED_NAMES[path])
+        for call in calls_of(self.module):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SESSION_METHODS:
+                raise Decline(call, _SESSION_METHODS[func.attr.value])
+
+    def read(self) -> Program:
+        self.outside_the_class()
+        self.alias, self.prefix, self.imported = "", "", {}
+        body = list(self.module.body)
+        for index, stmt in enumerate(body):
+            self.statement(index, stmt, top=True)
+        if self.session is None:
+            raise Decline(self.module, "no `with tf.Session() as sess:` block")
+        if not self.alias:
+            raise Decline(self.module, "TensorFlow is not imported as a module alias")
+        if not self.runs:
+            raise Decline(self.session, "the session block runs no training op")
+        used_train = {n for run in self.runs for n in run.names if n in self.train_ops}
+        if not used_train:
+            raise Decline(self.session, "the session block runs no training op")
+        return Program(
+            module=self.module, alias=self.alias, prefix=self.prefix, items=self.items,
+            placeholders=self.placeholders, forward_names=self.forward_names, lifted=self.lifted,
+            generated_optimizers=self.generated, train_ops=self.train_ops,
+            global_steps=self.global_steps, session=self.session, session_name=self.session_name,
+            runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
+        )
+
+    def graph_names(self) -> Set[str]:
+        return (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops)
+                | self.block_names | self.init_names)
+
+    def statement(self, index: int, stmt: cst.BaseStatement, *, top: bool) -> None:
+        # the module docstring, imports
+        if index == 0 and _expr_stmt(stmt) is not None and isinstance(_expr_stmt(stmt), (cst.SimpleString, cst.ConcatenatedString)):
+            self.items.append(("keep", stmt))
+            return
+        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            self.imports(stmt)
+            self.items.append(("import", stmt))
+            return
+        if isinstance(stmt, cst.If) and self._is_main(stmt):
+            self.main(stmt)
+            return
+        if isinstance(stmt, cst.With) and self._session_item(stmt) is not None:
+            self.session_block(stmt)
+            self.items.append(("session", stmt))
+            return
+        if self.session is not None:
+            self.after_session(stmt)
+            self.items.append(("keep", stmt))
+            return
+        if isinstance(stmt, cst.FunctionDef):
+            self.function(stmt)
+            return
+        if isinstance(stmt, cst.ClassDef):
+            if self.tf_paths(stmt):
+                raise Decline(stmt, "a class that builds graph ops (classes are not migrated yet)")
+            self.items.append(("keep", stmt))
+            return
+        self.graph_statement(index, stmt)
+
+    def imports(self, stmt: cst.SimpleStatementLine) -> None:
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom):
+                module = dotted(small.module) if small.module is not None else None
+                if module and module[0] == "tensorflow":
+                    raise Decline(stmt, "`from tensorflow... import` (only `import tensorflow as tf` is followed)")
+                if not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            self.imported[bound.value] = ".".join(module or ["."])
+                continue
+            if not isinstance(small, cst.Import):
+                raise Decline(stmt, "an import statement shares its line with other code")
+            for alias in small.names:
+                parts = dotted(alias.name) or []
+                if not parts or parts[0] != "tensorflow":
+                    bound = alias.asname.name if alias.asname is not None else cst.Name(parts[0] if parts else "")
+                    if isinstance(bound, cst.Name):
+                        self.imported[bound.value] = ".".join(parts)
+                    continue
+                asname = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else None
+                if parts == ["tensorflow"]:
+                    prefix = ""
+                elif parts == ["tensorflow", "compat", "v1"] and asname:
+                    prefix = "compat.v1."
+                else:
+                    raise Decline(stmt, f"`import {'.'.join(parts)}` (only `import tensorflow as tf` is followed)")
+                name = asname or "tensorflow"
+                if self.alias and self.alias != name:
+                    raise Decline(stmt, "TensorFlow is imported under two names")
+                self.alias, self.prefix = name, prefix
+
+    @staticmethod
+    def _is_main(stmt: cst.If) -> bool:
+        test = stmt.test
+        return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+                and test.left.value == "__name__" and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)
+                and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+                and test.comparisons[0].comparator.evaluated_value == "__main__")
+
+    def main(self, stmt: cst.If) -> None:
+        if stmt.orelse is not None:
+            raise Decline(stmt, "an `else` branch after `if __name__ == \"__main__\":`")
+        for inner in stmt.body.body:
+            if isinstance(inner, cst.With) and self._session_item(inner) is not None:
+                self.session_block(inner)
+            elif self.session is not None:
+                self.after_session(inner)
+            else:
+                self.check_plain(inner, "the `__main__` block")
+        self.items.append(("main", stmt))
+
+    def check_plain(self, stmt: cst.CSTNode, where: str) -> None:
+        """A statement outside the graph: no TF, no graph names."""
+        if self.alias and self.alias in names_of(stmt).read:
+            raise Decline(stmt, f"TensorFlow ops built in {where} (outside the graph construction the rule follows)")
+        hit = names_of(stmt).read & self.graph_names()
+        if hit:
+            raise Decline(stmt, f"`{sorted(hit)[0]}` (a graph tensor) is used outside a `run` call in {where}")
+
+    def after_session(self, stmt: cst.CSTNode) -> None:
+        self.check_plain(stmt, "the code after the session block")
+
+    # graph construction
+
+    def function(self, stmt: cst.FunctionDef) -> None:
+        text = self.module.code_for_node(stmt)
+        if ".minimize(" in text or "Optimizer" in text or "compute_gradients" in text or "apply_gradients" in text:
+            self.factory(stmt)
+            self.items.append(("drop", stmt))
+            return
+        self.check_forward(stmt, tfnames.FORWARD, f"helper `{stmt.name.value}`")
+        names = names_of(stmt)
+        free = names.read - names.bound
+        hit = free & self.graph_names()
+        if hit:
+            raise Decline(stmt, f"helper `{stmt.name.value}` reads the module-level tensor `{sorted(hit)[0]}`")
+        self.helpers[stmt.name.value] = stmt  # recursion
+        self.check_known(stmt, free, f"helper `{stmt.name.value}`")
+        self.helpers[stmt.name.value] = stmt
+        self.items.append(("keep", stmt))
+
+    def factory(self, stmt: cst.FunctionDef) -> None:
+        """``def f(loss, lr): opt = tf.train.XOptimizer(lr); ...; return opt.minimize(loss)``."""
+        params = stmt.params
+        if (not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None
+                or params.kwonly_params or params.posonly_params):
+            raise Decline(stmt, f"train-op helper `{stmt.name.value}` has *args/**kwargs or keyword-only parameters")
+        body = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
+        if body and _expr_stmt(body[0]) is not None and isinstance(_expr_stmt(body[0]), cst.SimpleString):
+            body = body[1:]
+        if not body:
+            raise Decline(stmt, f"train-op helper `{stmt.name.value}` has an empty body")
+        locals_: Dict[str, cst.BaseExpression] = {}
+        for inner in body[:-1]:
+            assign = _single_assign(inner)
+            if assign is None or not isinstance(assign[0], cst.Name):
+                raise Decline(inner, f"train-op helper `{stmt.name.value}`: only optimizer assignments may "
+                                     "precede `return opt.minimize(loss)`")
+            locals_[assign[0].value] = self.optimizer_expr(assign[1], locals_, inner)
+        last = body[-1]
+        ret = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+        if not isinstance(ret, cst.Return) or not isinstance(ret.value, cst.Call):
+            raise Decline(last, f"train-op helper `{stmt.name.value}` does not end with `return opt.minimize(loss)`")
+        call = ret.value
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "minimize" and isinstance(func.value, cst.Name)
+                and func.value.value in locals_):
+            raise Decline(last, f"train-op helper `{stmt.name.value}` does not end with `return opt.minimize(loss)`")
+        if len(call.args) != 1 or call.args[0].keyword is not None or not isinstance(call.args[0].value, cst.Name):
+            raise Decline(call, f"train-op helper `{stmt.name.value}`: `minimize` with arguments other than the loss")
+        loss_param = call.args[0].value.value
+        param_names = [p.name.value for p in params.params]
+        if loss_param not in param_names:
+            raise Decline(call, f"train-op helper `{stmt.name.value}` minimizes `{loss_param}`, not a parameter")
+        self.factories[stmt.name.value] = stmt
+        self._factory_info = getattr(self, "_factory_info", {})
+        self._factory_info[stmt.name.value] = (params, locals_[func.value.value], loss_param)
+
+    def optimizer_expr(self, expr: cst.BaseExpression, locals_: Dict[str, cst.BaseExpression],
+                       where: cst.CSTNode) -> cst.BaseExpression:
+        """An optimizer built from constants; local names replaced by their expressions."""
+        if isinstance(expr, cst.Name) and expr.value in locals_:
+            return locals_[expr.value]
+        if isinstance(expr, cst.Name) and expr.value in self.optimizers:
+            return expr  # a module-level optimizer (e.g. the one a contrib wrapper wraps)
+        if not isinstance(expr, cst.Call):
+            raise Decline(where, "an optimizer that is not built by a `tf.train` optimizer call")
+        path = self.path(expr.func)
+        if path in tfnames.OPTIMIZERS:
+            self.check_constant_args(expr, where)
+            return expr
+        if path == tfnames.CONTRIB_CLIP:
+            inner = _arg(expr, 0, "optimizer")
+            if inner is None:
+                raise Decline(where, "`clip_gradients_by_norm` without an optimizer")
+            new_inner = self.optimizer_expr(inner, locals_, where)
+            rest = [a for a in expr.args if a.value is not inner]
+            self.check_constant_args(cst.Call(func=expr.func, args=rest), where)
+            args = [a.with_changes(value=new_inner) if a.value is inner else a for a in expr.args]
+            return expr.with_changes(args=args)
+        raise Decline(where, "an optimizer that is not a known `tf.train` optimizer "
+                             f"({', '.join(sorted(o.split('.')[1] for o in tfnames.OPTIMIZERS))})")
+
+    def check_constant_args(self, call: cst.Call, where: cst.CSTNode) -> None:
+        for a in call.args:
+            names = names_of(a.value).read
+            if self.alias in names or names & self.graph_names() or names & self.global_steps:
+                raise Decline(where, "an optimizer argument computed from tensors (a learning-rate schedule "
+                                     "is not migrated yet)")
+
+    def graph_statement(self, index: int, stmt: cst.BaseStatement) -> None:
+        assign = _single_assign(stmt)
+        expr = _expr_stmt(stmt)
+        if expr is not None and isinstance(expr, cst.Call):
+            path = self.path(expr.func)
+            if path in _DROPPED_CALLS:
+                self.items.append(("drop", stmt))
+                return
+            if path == "set_random_seed":
+                self.items.append(("keep", stmt))
+                return
+        if assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call):
+            name, value = assign[0].value, assign[1]
+            path = self.path(value.func)
+            if path == "placeholder":
+                self.placeholder(name, value, stmt)
+                self.items.append(("drop", stmt))
+                return
+            if path in _INITIALIZERS:
+                self.init_names.add(name)
+                self.items.append(("drop", stmt))
+                return
+            if path in _GLOBAL_STEP and not value.args:
+                self.global_steps.add(name)
+                self.items.append(("keep", stmt))
+                return
+            if path in tfnames.OPTIMIZERS or path == tfnames.CONTRIB_CLIP:
+                self.optimizer_expr(value, {}, stmt)
+                self.optimizers.add(name)
+                self.items.append(("keep", stmt))
+                return
+            func = value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "minimize":
+                self.minimize(id(stmt), name, value, stmt)
+                return
+            if isinstance(func, cst.Attribute) and func.attr.value == "apply_gradients":
+                self.apply(id(stmt), name, value, stmt)
+                return
+            if isinstance(func, cst.Name) and func.value in self.factories:
+                self.factory_call(id(stmt), name, value, stmt)
+                return
+        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "compute_gradients" for c in calls_of(stmt)):
+            self.compute(id(stmt), stmt)
+            return
+        if self._pending is not None:
+            self.processing(stmt)
+            return
+        names = names_of(stmt)
+        if self.alias not in names.read and not (names.read & self.graph_names()) and not (
+                names.read & set(self.helpers)):
+            if names.read & (self.optimizers | self.global_steps):
+                raise Decline(stmt, "module-level code uses an optimizer or the global step outside training")
+            self.constants |= names.bound
+            self.items.append(("keep", stmt))
+            return
+        self.forward(stmt)
+        self.items.append(("forward", stmt))
+
+    _pending: Optional[TrainOp] = None
+
+    def forward(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if not isinstance(item.item, cst.Call) or self.path(item.item.func) not in ("variable_scope", "name_scope"):
+                    raise Decline(stmt, "a `with` block at module level other than `tf.variable_scope`/`tf.name_scope`")
+        elif not isinstance(stmt, (cst.SimpleStatementLine, cst.For, cst.If)):
+            raise Decline(stmt, "a module-level statement the rule cannot place in the forward pass")
+        names = names_of(stmt)
+        bad = names.read & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names)
+        if bad:
+            raise Decline(stmt, f"the forward pass reads `{sorted(bad)[0]}` (an optimizer, train op or global step)")
+        for call in calls_of(stmt):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
+                    "minimize", "compute_gradients", "apply_gradients", "run", "eval"):
+                raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
+        self.check_forward(stmt, tfnames.FORWARD, "forward pass")
+        self.check_known(stmt, names.read - names.bound, "the forward pass")
+        for call in calls_of(stmt):
+            if self.path(call.func) == "get_variable":
+                self.variable_names |= names.bound  # conservative: every name the statement binds
+        self.forward_names |= names.bound
+
+    def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
+        """Every name the forward pass reads is the program's own (or numpy/math, or a builtin);
+        a module constant it reads is bound once (the eager step reads it when it is traced, TF 1
+        read it when the graph was built); no Python side effects or numpy randomness (they run at
+        every trace, and draw at another time)."""
+        for name in sorted(read & _SIDE_EFFECTS):
+            raise Decline(stmt, f"`{name}(...)` in {where} would run at every trace of the eager step")
+        for name in sorted(read & self.constants):
+            if self.bind_counts.get(name, 0) > 1:
+                raise Decline(stmt, f"{where} reads `{name}`, which is rebound at module level (the eager "
+                                    "step would read the value it has when first called)")
+        for attribute in _Calls.attributes_of(stmt):
+            parts = dotted(attribute)
+            if parts and len(parts) > 1 and parts[1] == "random" and self.imported.get(parts[0], "").split(".")[0] in _PURE_MODULES:
+                raise Decline(stmt, f"{where} draws from `{'.'.join(parts[:2])}`: the eager step draws when it is "
+                                    "traced, after the code TF 1 ran first")
+        known = (self.forward_names | {p.name for p in self.placeholders} | self.constants | set(self.helpers)
+                 | {self.alias} | _BUILTINS)
+        for name in sorted(read - known):
+            module = self.imported.get(name)
+            if module is not None and module.split(".")[0] in _PURE_MODULES:
+                continue
+            if module is not None:
+                raise Decline(stmt, f"{where} calls into `{name}` (imported from `{module}`): variables built "
+                                    "in another file are not followed")
+            raise Decline(stmt, f"{where} reads `{name}`, which the rule cannot find in this file")
+
+    def placeholder(self, name: str, call: cst.Call, stmt: cst.CSTNode) -> None:
+        dtype = _arg(call, 0, "dtype")
+        shape = _arg(call, 1, "shape")
+        dtype_path = self.path(dtype) if dtype is not None else None
+        if dtype_path not in tfnames.DTYPES:
+            raise Decline(stmt, "a placeholder whose dtype is not a literal `tf.<dtype>`")
+        if shape is not None and not self._literal_shape(shape):
+            raise Decline(stmt, "a placeholder whose shape is not a literal list")
+        if name in {p.name for p in self.placeholders} or name in self.forward_names:
+            raise Decline(stmt, f"`{name}` is bound twice")
+        self.placeholders.append(Placeholder(name, dtype_path, shape))
+
+    @staticmethod
+    def _literal_shape(shape: cst.BaseExpression) -> bool:
+        if isinstance(shape, cst.Name) and shape.value == "None":
+            return True
+        if not isinstance(shape, (cst.List, cst.Tuple)):
+            return False
+        return all(isinstance(e.value, cst.Integer) or (isinstance(e.value, cst.Name) and e.value.value == "None")
+                   for e in shape.elements)
+
+    def loss_name(self, index: int, train: str, loss: cst.BaseExpression, where: cst.CSTNode) -> str:
+        if isinstance(loss, cst.Name) and loss.value in self.forward_names:
+            return loss.value
+        lifted_name = self.fresh(f"{train}_loss")
+        fake = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(lifted_name))], loss)])
+        self.forward(fake)
+        self.lifted.setdefault(index, []).append((lifted_name, loss))
+        return lifted_name
+
+    def global_step_kw(self, call: cst.Call, allowed: Sequence[str]) -> Optional[str]:
+        step = None
+        for a in call.args[1:] if call.args and call.args[0].keyword is None else call.args:
+            if a.keyword is None or a.keyword.value not in allowed:
+                raise Decline(call, f"`{self.module.code_for_node(call.func)}` with arguments the rule does not "
+                                    "follow (only the loss/gradients and `global_step=`)")
+            if a.keyword.value == "global_step":
+                if not (isinstance(a.value, cst.Name) and a.value.value in self.global_steps):
+                    raise Decline(a, "`global_step=` is not a global step made by `tf.train.get_or_create_global_step()`")
+                step = a.value.value
+        return step
+
+    def minimize(self, index: int, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        target = func.value
+        if isinstance(target, cst.Name) and target.value in self.optimizers:
+            opt = target.value
+        else:
+            expr = self.optimizer_expr(target, {}, stmt)
+            opt = self.fresh(f"{name}_optimizer")
+            self.generated.setdefault(index, []).append((opt, expr))
+            self.optimizers.add(opt)
+        if not call.args or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "loss":
+            raise Decline(call, "`minimize` without a loss")
+        step = self.global_step_kw(call, ("global_step",))
+        loss = self.loss_name(index, name, call.args[0].value, stmt)
+        self.add_train(TrainOp(name, opt, loss, stmt, step), stmt)
+        self.items.append(("trainop", stmt))
+
+    def factory_call(self, index: int, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
+        assert isinstance(call.func, cst.Name)
+        params, opt_expr, loss_param = self._factory_info[call.func.value]
+        values: Dict[str, cst.BaseExpression] = {}
+        names = [p.name.value for p in params.params]
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args) or len(positional) > len(names):
+            raise Decline(call, "a train-op helper called with */** arguments or too many arguments")
+        for param, a in zip(names, positional):
+            values[param] = a.value
+        for a in call.args:
+            if a.keyword is not None:
+                if a.keyword.value not in names or a.keyword.value in values:
+                    raise Decline(call, f"a train-op helper called with a bad keyword `{a.keyword.value}`")
+                values[a.keyword.value] = a.value
+        for p in params.params:
+            if p.name.value not in values:
+                if p.default is None:
+                    raise Decline(call, f"a train-op helper called without `{p.name.value}`")
+                values[p.name.value] = p.default
+        loss = values.pop(loss_param)
+        for param, value in values.items():
+            read = names_of(value).read
+            if self.alias in read or read & self.graph_names():
+                raise Decline(call, f"a train-op helper's `{param}` is computed from tensors")
+        free = names_of(opt_expr).read - set(names) - {self.alias}
+        if free & self.taken - self.constants - {"None", "True", "False"}:
+            # the helper reads module-level names: fine only if they are constants
+            pass
+        expr = opt_expr.visit(_Substitute(values))
+        opt = self.fresh(f"{name}_optimizer")
+        self.generated.setdefault(index, []).append((opt, expr))
+        self.optimizers.add(opt)
+        loss_name = self.loss_name(index, name, loss, stmt)
+        self.add_train(TrainOp(name, opt, loss_name, stmt), stmt)
+        self.items.append(("trainop", stmt))
+
+    def add_train(self, train: TrainOp, stmt: cst.CSTNode) -> None:
+        if train.name in self.train_ops or train.name in self.forward_names:
+            raise Decline(stmt, f"`{train.name}` is bound twice")
+        self.train_ops[train.name] = train
+
+    def compute(self, index: int, stmt: cst.BaseStatement) -> None:
+        if self._pending is not None:
+            raise Decline(stmt, "a second `compute_gradients` before the first one's `apply_gradients`")
+        calls = [c for c in calls_of(stmt) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "compute_gradients"]
+        call = calls[0]
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        if len(calls) != 1 or not (isinstance(func.value, cst.Name) and func.value.value in self.optimizers):
+            raise Decline(call, "`compute_gradients` of an optimizer the rule does not follow")
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            raise Decline(call, "`compute_gradients` with arguments other than the loss (`var_list=` is not migrated yet)")
+        loss = call.args[0].value
+        if not (isinstance(loss, cst.Name) and loss.value in self.forward_names):
+            raise Decline(call, "`compute_gradients` of a loss that is not a module-level forward tensor")
+        self._pending = TrainOp("", func.value.value, loss.value, stmt, block=[stmt], compute_call=call)
+        self._pending_index = index
+        self.check_processing(stmt, skip=call)
+        self.items.append(("drop", stmt))
+
+    def check_processing(self, stmt: cst.CSTNode, skip: Optional[cst.Call] = None) -> None:
+        node = stmt if skip is None else stmt.deep_replace(skip, cst.Name("None"))
+        self.check_forward(node, tfnames.PROCESSING, "gradient processing")
+        names = names_of(node)
+        bad = names.read & (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops))
+        if bad:
+            raise Decline(stmt, f"the gradient processing reads the tensor `{sorted(bad)[0]}`")
+        self.block_names |= names.bound
+        known = (self.block_names | self.constants | set(self.helpers) | self.optimizers | self.global_steps
+                 | {self.alias, "apply_gradients"} | _BUILTINS)
+        for name in sorted(names.read - known):
+            module = self.imported.get(name)
+            if module is None or module.split(".")[0] not in _PURE_MODULES:
+                raise Decline(stmt, f"the gradient processing reads `{name}`, which the rule cannot follow")
+
+    def processing(self, stmt: cst.BaseStatement) -> None:
+        assert self._pending is not None
+        self.check_processing(stmt)
+        self._pending.block.append(stmt)
+        self.items.append(("drop", stmt))
+
+    def apply(self, index: int, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
+        pending = self._pending
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        if pending is None or not (isinstance(func.value, cst.Name) and func.value.value == pending.optimizer):
+            raise Decline(stmt, "`apply_gradients` that does not follow the same optimizer's `compute_gradients`")
+        pending.global_step = self.global_step_kw(call, ("global_step", "name"))
+        self.check_processing(stmt.deep_replace(call, cst.Call(func=cst.Name("apply_gradients"), args=call.args)))
+        self.block_names.discard(name)
+        pending.name = name
+        pending.block.append(stmt)
+        self.add_train(pending, stmt)
+        self._pending = None
+        self.items.append(("trainop", stmt))
+
+    # the session
+
+    def _session_item(self, stmt: cst.With) -> Optional[str]:
+        if len(stmt.items) != 1:
+            return None
+        item = stmt.items[0]
+        if not isinstance(item.item, cst.Call) or self.path(item.item.func) not in ("Session", "InteractiveSession"):
+            return None
+        if item.asname is None or not isinstance(item.asname.name, cst.Name):
+            raise Decline(stmt, "a session opened without `as <name>`")
+        if item.item.args:
+            raise Decline(stmt, "a session opened with arguments (a target or a config)")
+        return item.asname.name.value
+
+    def session_block(self, stmt: cst.With) -> None:
+        if self.session is not None:
+            raise Decline(stmt, "a second session block")
+        if self._pending is not None:
+            raise Decline(self._pending.node, "`compute_gradients` without its `apply_gradients`")
+        self.session = stmt
+        self.session_name = self._session_item(stmt) or ""
+        self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
+
+    def block(self, body: Sequence[cst.BaseStatement]) -> None:
+        for stmt in body:
+            self.session_statement(stmt)
+
+    def session_statement(self, stmt: cst.BaseStatement) -> None:
+        sess = self.session_name
+        expr = _expr_stmt(stmt)
+        if isinstance(expr, cst.Call) and self._is_run(expr):
+            fetch = _arg(expr, 0, "fetches")
+            if fetch is not None and self._is_init(fetch):
+                if len(expr.args) != 1:
+                    raise Decline(expr, "the initializer run with feeds or options")
+                self.dropped_runs.append(expr)
+                return
+        if isinstance(stmt, (cst.For, cst.While, cst.If, cst.With)):
+            header: List[cst.CSTNode] = []
+            if isinstance(stmt, cst.For):
+                header = [stmt.target, stmt.iter]
+            elif isinstance(stmt, (cst.While, cst.If)):
+                header = [stmt.test]
+            else:
+                header = [item for item in stmt.items]
+            for part in header:
+                self.plain_with_runs(part, stmt)
+            self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
+            orelse = getattr(stmt, "orelse", None)
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    self.plain_with_runs(orelse.test, orelse)
+                self.block(orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else [])
+                orelse = getattr(orelse, "orelse", None)
+            return
+        if isinstance(stmt, (cst.Try, cst.FunctionDef, cst.ClassDef)) and sess in names_of(stmt).read:
+            raise Decline(stmt, "the session is used inside a try/def/class in the session block")
+        self.plain_with_runs(stmt, stmt)
+
+    def _is_run(self, call: cst.Call) -> bool:
+        func = call.func
+        return (isinstance(func, cst.Attribute) and func.attr.value == "run" and isinstance(func.value, cst.Name)
+                and func.value.value == self.session_name)
+
+    def _is_init(self, fetch: cst.BaseExpression) -> bool:
+        if isinstance(fetch, cst.Name) and fetch.value in self.init_names:
+            return True
+        return isinstance(fetch, cst.Call) and self.path(fetch.func) in _INITIALIZERS and not fetch.args
+
+    def plain_with_runs(self, node: cst.CSTNode, stmt: cst.CSTNode) -> None:
+        runs = [c for c in calls_of(node) if self._is_run(c)]
+        rest = node
+        for call in runs:
+            self.run_site(call)
+            rest = rest.deep_replace(call, cst.Name("None"))
+        names = names_of(rest).read
+        if self.session_name in names:
+            raise Decline(stmt, f"the session `{self.session_name}` is used other than by `{self.session_name}.run(...)`")
+        for call in calls_of(rest):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("eval", "partial_run"):
+                raise Decline(call, f"`.{call.func.attr.value}(...)` in the session block")
+        if self.alias in names:
+            raise Decline(stmt, "ops created inside the session block")
+        hit = names & (self.graph_names() | self.global_steps)
+        if hit:
+            raise Decline(stmt, f"`{sorted(hit)[0]}` (a graph tensor) is used outside a `run` call")
+
+    def run_site(self, call: cst.Call) -> None:
+        fetch = _arg(call, 0, "fetches")
+        feed = _arg(call, 1, "feed_dict")
+        for a in call.args:
+            if a.star or (a.keyword is not None and a.keyword.value not in ("fetches", "feed_dict")):
+                raise Decline(call, "`run` with options, run_metadata or */** arguments")
+        if len([a for a in call.args if a.keyword is None]) > 2:
+            raise Decline(call, "`run` with options or run_metadata")
+        if fetch is None:
+            raise Decline(call, "`run` without fetches")
+        if isinstance(fetch, cst.Name):
+            names, container = [fetch.value], None
+        elif isinstance(fetch, (cst.List, cst.Tuple)) and fetch.elements and all(
+                isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in fetch.elements):
+            names = [e.value.value for e in fetch.elements]  # type: ignore[union-attr]
+            container = "list" if isinstance(fetch, cst.List) else "tuple"
+        elif isinstance(fetch, cst.SimpleString):
+            raise Decline(call, "a tensor fetched by name")
+        elif self.alias in names_of(fetch).read:
+            raise Decline(call, "ops created inside the session block (a fetch builds new ops)")
+        else:
+            raise Decline(call, "fetches that are not a name or a list/tuple of names")
+        trains = [n for n in names if n in self.train_ops]
+        for n in names:
+            if n in self.train_ops or n in self.forward_names:
+                continue
+            if n in self.global_steps:
+                if trains:
+                    raise Decline(call, "the global step fetched in the same `run` as a training op "
+                                        "(TF 1 leaves the order of its read and increment open)")
+                continue
+            raise Decline(call, f"fetch `{n}` is not a tensor or training op of the graph the rule follows")
+        if trains:
+            read_vars = [n for n in names if n in self.variable_names]
+            if read_vars:
+                raise Decline(call, f"variable `{read_vars[0]}` fetched in the same `run` as a training op "
+                                    "(TF 1 leaves the order of its read and update open)")
+        optimizers = [self.train_ops[n].optimizer for n in trains]
+        if len(set(optimizers)) != len(optimizers) or len(set(trains)) != len(trains):
+            raise Decline(call, "two training ops of one optimizer in one `run`")
+        feeds: Dict[str, cst.BaseExpression] = {}
+        if feed is not None:
+            if not isinstance(feed, cst.Dict):
+                raise Decline(call, "a feed dict that is not a literal `{placeholder: value}`")
+            for element in feed.elements:
+                if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.Name):
+                    raise Decline(call, "a feed dict key that is not a placeholder name")
+                key = element.key.value
+                if key not in {p.name for p in self.placeholders} or key in feeds:
+                    raise Decline(call, f"a feed of `{key}`, which is not a placeholder (or is fed twice)")
+                feeds[key] = element.value
+        missing = [p.name for p in self.placeholders if p.name not in feeds]
+        if missing:
+            raise Decline(call, f"placeholder `{missing[0]}` is not fed by this `run`")
+        self.runs.append(RunSite(call, names, container, feeds))
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, values: Dict[str, cst.BaseExpression]) -> None:
+        self.values = values
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.values.get(original.value, updated)
+
+
+def read_program(module: cst.Module) -> Program:
+    """The program model of ``module``, or :class:`Decline`."""
+    return Reader(module).read()
+
+
+_SESSION_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "MonitoredSession",
+                            "SingularMonitoredSession", "managed_session", "prepare_or_wait_for_session"})
+
+
+def is_session_script(module: cst.Module) -> bool:
+    """Whether ``module`` opens a session at module level (or under ``if __name__ == "__main__":``):
+    the files the rule reports on. A session opened inside a function or class is not a session
+    script, and the rule stays silent there."""
+    body: List[cst.BaseStatement] = list(module.body)
+    for stmt in module.body:
+        if isinstance(stmt, cst.If) and Reader._is_main(stmt) and isinstance(stmt.body, cst.IndentedBlock):
+            body.extend(stmt.body.body)
+    for stmt in body:
+        values: List[cst.BaseExpression] = []
+        if isinstance(stmt, cst.With):
+            values = [item.item for item in stmt.items]
+        elif _single_assign(stmt) is not None:
+            values = [_single_assign(stmt)[1]]  # type: ignore[index]
+        for value in values:
+            if isinstance(value, cst.Call):
+                parts = dotted(value.func)
+                if parts and parts[-1] in _SESSION_CALLS:
+                    return True
+    return False
+
+
+def _module_bindings(module: cst.Module) -> Dict[str, int]:
+    """How many module-scope statements bind each name (function and class bodies excluded)."""
+    counts: Dict[str, int] = {}
+
+    def walk(statements: Sequence[cst.BaseStatement]) -> None:
+        for stmt in statements:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                counts[stmt.name.value] = counts.get(stmt.name.value, 0) + 1
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for name in names_of(stmt).bound:
+                    counts[name] = counts.get(name, 0) + 1
+                continue
+            if not isinstance(stmt, (cst.For, cst.While, cst.If, cst.With)):  # try, match...: count as many
+                for name in names_of(stmt).bound:
+                    counts[name] = counts.get(name, 0) + 2
+                continue
+            header = stmt.with_changes(body=cst.IndentedBlock([]))
+            if hasattr(stmt, "orelse"):
+                header = header.with_changes(orelse=None)
+            for name in names_of(header).bound:
+                counts[name] = counts.get(name, 0) + 2  # a loop or branch may bind it more than once
+            for part in (stmt.body, getattr(stmt, "orelse", None)):
+                while part is not None:
+                    if isinstance(part, cst.IndentedBlock):
+                        walk(part.body)
+                        part = None
+                    elif isinstance(part, (cst.Else,)):
+                        walk(part.body.body if isinstance(part.body, cst.IndentedBlock) else [])
+                        part = None
+                    elif isinstance(part, cst.If):
+                        walk(part.body.body if isinstance(part.body, cst.IndentedBlock) else [])
+                        part = part.orelse
+                    else:
+                        part = None
+
+    walk(module.body)
+    return counts

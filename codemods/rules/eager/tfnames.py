@@ -1,0 +1,60 @@
+"""What the session-script migration knows about TensorFlow names (canonical TF 1 paths,
+``compat.v1.`` stripped): which may appear in the forward pass, which are kept as ``tf.<path>``
+because TF 2 exports the very same function, and TF 1's default initializers.
+
+Unknown means decline: a TF name outside these tables makes the rule decline the file.
+"""
+
+from __future__ import annotations
+
+# TF 2 exports these as the same objects as ``tf.compat.v1.<path>`` (checked against the real
+# API by tests/proofs/test_eager_migration.py): the emitted program keeps them as ``tf.<path>``.
+SAME_IN_TF2 = frozenset({
+    "abs", "add", "add_n", "cast", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "concat",
+    "exp", "float16", "float32", "float64", "identity", "int32", "int64", "matmul", "maximum", "minimum",
+    "multiply", "nn.relu", "ones", "reshape", "sigmoid", "sqrt", "square", "stack", "stop_gradient",
+    "subtract", "tanh", "zeros",
+})
+
+# Names the forward pass may use: deterministic, stateless ops whose eager result is the graph
+# result, and the variable machinery that ``track_tf1_style_variables`` follows.
+FORWARD = SAME_IN_TF2 | frozenset({
+    "constant", "expand_dims", "nn.sigmoid", "nn.softmax", "nn.tanh", "ones_like", "squeeze", "transpose",
+    "zeros_like",
+    "bool", "argmax", "divide", "equal", "greater", "less", "log", "log1p", "logical_and",
+    "logical_not", "logical_or", "negative", "pow", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_sum", "rsqrt", "sign", "softplus", "split", "tile", "where", "gather", "one_hot",
+    "nn.elu", "nn.leaky_relu", "nn.log_softmax", "nn.relu6", "nn.softplus", "nn.l2_loss",
+    "nn.bias_add", "nn.embedding_lookup", "nn.sigmoid_cross_entropy_with_logits",
+    "nn.softmax_cross_entropy_with_logits_v2", "nn.sparse_softmax_cross_entropy_with_logits",
+    "losses.mean_squared_error", "losses.absolute_difference", "losses.log_loss",
+    "losses.sigmoid_cross_entropy", "losses.softmax_cross_entropy",
+    "losses.sparse_softmax_cross_entropy", "losses.huber_loss",
+    "get_variable", "variable_scope", "name_scope",
+    "layers.dense", "layers.flatten",
+    "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
+    "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+    "truncated_normal_initializer", "zeros_initializer", "initializers.constant",
+    "initializers.glorot_normal", "initializers.glorot_uniform", "initializers.ones",
+    "initializers.random_normal", "initializers.random_uniform", "initializers.truncated_normal",
+    "initializers.zeros",
+})
+
+# Gradient processing between ``compute_gradients`` and ``apply_gradients``.
+PROCESSING = frozenset({"clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm",
+                        "clip_by_average_norm", "identity", "multiply", "zeros_like"})
+
+# ``tf.train.<X>Optimizer`` classes kept as ``tf.compat.v1.train.<X>Optimizer`` (a Keras optimizer
+# rounds differently; the v1 optimizers run eagerly on tf.Variables).
+OPTIMIZERS = frozenset({
+    "train.AdadeltaOptimizer", "train.AdagradOptimizer", "train.AdamOptimizer",
+    "train.GradientDescentOptimizer", "train.MomentumOptimizer", "train.RMSPropOptimizer",
+})
+
+CONTRIB_CLIP = "contrib.estimator.clip_gradients_by_norm"
+
+# Layers whose variables TF 1 initialised with get_variable's defaults when none is given.
+LAYERS_WITH_KERNEL = frozenset({"layers.dense"})
+
+FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+DTYPES = FLOAT_DTYPES | frozenset({"int32", "int64", "bool", "uint8", "int8", "int16"})

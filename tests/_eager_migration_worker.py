@@ -1,0 +1,116 @@
+"""Subprocess worker for ``test_eager_migration.py``: run a TF 1 session script as TF 1 ran it
+(graph mode, ``reference.run_legacy``) and its TFC301 output eagerly (plain TF 2, no
+``disable_eager_execution``), from the same initial values by TF 1 variable name, and print a
+JSON report: both programs' printed lines and every variable (model variables, optimizer slots,
+beta powers) by name.
+
+Needs ``TF_USE_LEGACY_KERAS=1`` before TensorFlow is imported (the caller sets it).
+Usage: ``python _eager_migration_worker.py BEFORE.py AFTER.py``.
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import zlib
+
+import numpy as np
+import tensorflow as tf
+
+sys.path.insert(0, os.path.dirname(__file__))
+from reference import run_legacy  # noqa: E402
+
+
+def initial_value(name, value):
+    """A deterministic value for a trainable variable, from its TF 1 name."""
+    rng = np.random.RandomState(zlib.crc32(name.encode()))
+    return rng.uniform(-0.5, 0.5, size=tuple(value.shape)).astype(value.dtype.as_numpy_dtype)
+
+
+def creator(next_creator, **kwargs):
+    if kwargs.get("trainable") is not False:
+        iv = kwargs["initial_value"]
+        value = tf.convert_to_tensor(iv() if callable(iv) else iv)
+        if value.dtype.is_floating:
+            kwargs["initial_value"] = initial_value(kwargs["name"].split(":")[0], value)
+    return next_creator(**kwargs)
+
+
+def run_before(source):
+    variables = {}
+    exit_ = tf.compat.v1.Session.__exit__
+
+    def snapshot(self, *exc):
+        if exc[0] is None:
+            for v in tf.compat.v1.global_variables():
+                variables[v.name] = self.run(v)
+        return exit_(self, *exc)
+
+    out = io.StringIO()
+    tf.compat.v1.Session.__exit__ = snapshot
+    try:
+        with tf.Graph().as_default(), tf.compat.v1.variable_creator_scope(creator), contextlib.redirect_stdout(out):
+            run_legacy(source, {"__name__": "__main__"})
+    finally:
+        tf.compat.v1.Session.__exit__ = exit_
+    return out.getvalue().splitlines(), variables
+
+
+def run_after(source):
+    assert tf.executing_eagerly()
+    out = io.StringIO()
+    scope = {"__name__": "__main__"}
+    with tf.variable_creator_scope(creator), contextlib.redirect_stdout(out):
+        exec(compile(source, "<after>", "exec"), scope)  # noqa: S102 - test helper
+    variables, objects = [], []
+    for v in scope["model"].tf1_variables:
+        variables.append((v.name, v.numpy()))
+        objects.append(v)
+    for value in scope.values():
+        if isinstance(value, tf.Variable):  # the global step
+            variables.append((value.name, value.numpy()))
+            objects.append(value)
+        value = getattr(value, "optimizer", value)  # tfclip_compat's wrapper: the inner optimizer's state
+        if isinstance(value, tf.compat.v1.train.Optimizer):
+            for v in value.variables():
+                variables.append((v.name, v.numpy()))
+                objects.append(v)
+    unique = {id(v): (name, value) for v, (name, value) in zip(objects, variables)}
+    return out.getvalue().splitlines(), list(unique.values())
+
+
+def compare(before, after):
+    """Every TF 1 variable has an eager twin of the same name (``beta1_power_1`` is the second
+    optimizer's ``beta1_power``: eager names are not uniquified) and the same value."""
+    problems = []
+    by_name = {}
+    for name, value in after:
+        by_name.setdefault(name, []).append(value)
+    seen = set()
+    for name, value in sorted(before.items()):
+        base = name.split(":")[0]
+        stem = base.rsplit("_", 1)[0] if base.rsplit("_", 1)[-1].isdigit() and base not in {
+            n.split(":")[0] for n in by_name} else base
+        candidates = by_name.get(stem + ":0", [])
+        match = next((i for i, c in enumerate(candidates) if (stem, i) not in seen and np.array_equal(c, value)), None)
+        if match is None:
+            problems.append(f"{name}: no eager variable with the same value "
+                            f"(max diff {min((float(np.max(np.abs(c - value))) for c in candidates), default='missing')})")
+        else:
+            seen.add((stem, match))
+    if len(seen) != len(after):
+        problems.append(f"{len(after)} eager variables, {len(seen)} matched")
+    return problems
+
+
+def main():
+    before_src, after_src = (open(p).read() for p in sys.argv[1:3])
+    lines_before, vars_before = run_before(before_src)
+    lines_after, vars_after = run_after(after_src)
+    print(json.dumps({"lines_before": lines_before, "lines_after": lines_after,
+                      "variables": len(vars_before), "problems": compare(vars_before, vars_after)}))
+
+
+if __name__ == "__main__":
+    main()

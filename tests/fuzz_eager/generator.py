@@ -1,0 +1,607 @@
+"""Generator of complete TF 1 session scripts for the whole-program migration (TFC301).
+
+``generate(seed, index) -> str`` is the program source; ``program(seed, index) -> Program`` adds
+its grammar tags and whether it lies inside the convertible class. Both draw from
+``random.Random(f"{seed}:{index}")``, so each program is reproducible alone.
+
+Inside the class (``Program.inside``): one graph, placeholders fed from numpy, a model built at
+module level / in a helper function / in a class, ``tf.layers`` (dense, batch normalization,
+dropout), ``get_variable``, ``tf.Variable``, Keras layers, embeddings, ``dynamic_rnn`` with TF 1
+cells, one or two optimizers (GANs: ``var_list`` by scope), constant or ``exponential_decay``
+learning rates with a global step, ``minimize`` / compute-clip-apply (``clip_by_value``,
+``clip_by_norm``) / ``zip(*compute_gradients)`` + ``clip_by_global_norm`` / ``tf.gradients`` +
+``clip_by_global_norm``, UPDATE_OPS under ``control_dependencies``, ``is_training`` and
+``keep_prob`` placeholders, several fetches per training run, evaluation runs with other feeds
+(``sess.run`` and ``Tensor.eval``), then one ``with tf.Session() as sess:`` loop.
+
+Just outside it (``Program.outside`` names the construct; the rule must decline and leave the
+file byte-identical): ``MonitoredTrainingSession``, queue runners, tensors fetched by name,
+ops created inside the loop, ``partial_run``, ``tf.device`` towers, an Estimator ``model_fn``.
+
+Every script prints each fetched number as ``repr(float(v))`` (round-trips: compared bit for
+bit), random ops carry op-level seeds under a graph seed (the same masks in graph mode and in a
+``tf.function``), and models are tiny (3-8 units, batch 8, 4-6 steps).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import List, Optional, Set
+
+OUTSIDE = ("monitored_session", "queue_runners", "tensor_by_name", "op_in_loop", "partial_run",
+           "device_towers", "estimator")
+
+
+@dataclass
+class Program:
+    seed: int
+    index: int
+    source: str
+    inside: bool
+    outside: Optional[str] = None  # the construct that puts it outside the class
+    tags: Set[str] = field(default_factory=set)
+
+
+class _Gen:
+    def __init__(self, seed: int, index: int) -> None:
+        self.r = random.Random(f"{seed}:{index}")
+        self.tags: Set[str] = set()
+        self.counter = 0
+        self.uses_bn = False
+        self.training: Optional[str] = None  # name of the is_training placeholder
+        self.keep_prob = False
+        self.lines: List[str] = []
+        # choices added after the first figures draw from their own stream, so that the main
+        # stream (and every program that does not take a new production) stays as it was
+        self.alt = random.Random(f"{seed}:{index}:round2")
+
+    def pick(self, tag_prefix: str, options, weights=None):
+        choice = self.r.choices(options, weights=weights)[0]
+        self.tags.add(f"{tag_prefix}:{choice}")
+        return choice
+
+    def seed(self) -> int:
+        self.counter += 1
+        return 100 + self.counter
+
+
+def _block(g: _Gen, h: str, dim: int, k: int, indent: str) -> (List[str], int):
+    """One hidden block on tensor ``h`` of width ``dim``; returns lines and the new width."""
+    units = g.r.choice([3, 4, 6, 8])
+    kind = g.pick("block", ["tf_layers_dense", "get_variable", "tf_variable", "keras_dense"], [5, 4, 2, 1])
+    act = g.r.choice(["tf.nn.relu", "tf.nn.tanh", "tf.nn.sigmoid", "tf.nn.elu"])
+    out: List[str] = []
+    if kind == "tf_layers_dense":
+        name = g.r.choice([None, f"fc{k}"])
+        out.append(f"h = tf.layers.dense({h}, {units}, activation={act}" + (f", name=\"{name}\")" if name else ")"))
+    elif kind == "get_variable":
+        init = g.r.choice(["", ", initializer=tf.glorot_uniform_initializer()",
+                           ", initializer=tf.truncated_normal_initializer(stddev=0.2)"])
+        out += [f"w{k} = tf.get_variable(\"w{k}\", [{dim}, {units}]{init})",
+                f"b{k} = tf.get_variable(\"b{k}\", [{units}], initializer=tf.zeros_initializer())",
+                f"h = {act}(tf.matmul({h}, w{k}) + b{k})"]
+    elif kind == "tf_variable":
+        out += [f"w{k} = tf.Variable(tf.truncated_normal([{dim}, {units}], stddev=0.3, seed={g.seed()}), name=\"w{k}\")",
+                f"b{k} = tf.Variable(tf.zeros([{units}]), name=\"b{k}\")",
+                f"h = {act}(tf.nn.bias_add(tf.matmul({h}, w{k}), b{k}))"]
+    else:
+        out.append(f"h = tf.keras.layers.Dense({units}, activation=\"relu\", name=\"kdense{k}\")({h})")
+    extra = g.r.random()
+    if g.training is None and extra < 0.55:
+        extra = 0.4 if g.keep_prob else 1.0  # no is_training flag: no batch norm, dropout by keep_prob only
+    if extra < 0.3:
+        g.uses_bn = True
+        g.tags.add("batch_norm")
+        out.append(f"h = tf.layers.batch_normalization(h, training={g.training})")
+    elif extra < 0.55:
+        if g.keep_prob and (g.training is None or g.r.random() < 0.5):
+            g.tags.add("dropout:nn_keep_prob")
+            out.append(f"h = tf.nn.dropout(h, keep_prob=keep_prob, seed={g.seed()})")
+        else:
+            g.tags.add("dropout:tf_layers")
+            out.append(f"h = tf.layers.dropout(h, rate=0.25, training={g.training}, seed={g.seed()})")
+    return [indent + line for line in out], units
+
+
+def _model_body(g: _Gen, inputs: str, in_dim: int, classes: int, indent: str) -> List[str]:
+    lines: List[str] = []
+    h, dim = inputs, in_dim
+    for k in range(g.r.choice([1, 1, 2])):
+        block, dim = _block(g, h, dim, k, indent)
+        lines += block
+        h = "h"
+    head = g.pick("head", ["tf_layers_dense", "get_variable"], [3, 2])
+    if head == "tf_layers_dense":
+        lines.append(indent + f"logits = tf.layers.dense({h}, {classes}, name=\"out\")")
+    else:
+        lines += [indent + f"w_out = tf.get_variable(\"w_out\", [{dim}, {classes}])",
+                  indent + f"b_out = tf.get_variable(\"b_out\", [{classes}], initializer=tf.zeros_initializer())",
+                  indent + f"logits = tf.matmul({h}, w_out) + b_out"]
+    return lines
+
+
+def _model(g: _Gen, inputs: str, in_dim: int, classes: int) -> List[str]:
+    place = g.pick("model", ["module", "helper", "class"], [3, 3, 2])
+    scope = g.r.choice(["model", "net", "classifier"])
+    if place == "module":
+        return [f"with tf.variable_scope(\"{scope}\"):"] + _model_body(g, inputs, in_dim, classes, "    ")
+    if place == "helper":
+        args = "inputs, training" if g.training else "inputs"
+        call = f"{inputs}, {g.training}" if g.training else inputs
+        saved = g.training
+        g.training = "training" if saved else None
+        body = _model_body(g, "inputs", in_dim, classes, "        ")
+        g.training = saved
+        return ["", f"def build_model({args}):", f"    with tf.variable_scope(\"{scope}\"):"] + body + \
+            ["        return logits", "", "", f"logits = build_model({call})"]
+    saved = g.training
+    g.training = "self.training" if saved else None
+    body = _model_body(g, "inputs", in_dim, classes, "            ")
+    g.training = saved
+    body = [line.replace("logits = ", "self.logits = ") if "logits = " in line and "self.logits" not in line
+            else line for line in body]
+    init_args = "self, inputs, training" if saved else "self, inputs"
+    call = f"{inputs}, {saved}" if saved else inputs
+    lines = ["", "class Model(object):", f"    def __init__({init_args}):"]
+    if saved:
+        lines.append("        self.training = training")
+    lines += [f"        with tf.variable_scope(\"{scope}\"):"] + body
+    return lines + ["", "", f"model = Model({call})", "logits = model.logits"]
+
+
+def _optimizer(g: _Gen, lr_name: str) -> str:
+    kind = g.pick("optimizer", ["GradientDescent", "Momentum", "Adam", "RMSProp", "Adagrad"], [2, 2, 4, 1, 1])
+    return {
+        "GradientDescent": f"tf.train.GradientDescentOptimizer({lr_name})",
+        "Momentum": f"tf.train.MomentumOptimizer({lr_name}, momentum=0.9)",
+        "Adam": f"tf.train.AdamOptimizer({lr_name})",
+        "RMSProp": f"tf.train.RMSPropOptimizer({lr_name})",
+        "Adagrad": f"tf.train.AdagradOptimizer({lr_name})",
+    }[kind]
+
+
+def _train_site(g: _Gen, loss: str, opt: str, target: str, gstep: str, var_list: Optional[str],
+                guard: bool = False) -> List[str]:
+    site = g.pick("site", ["minimize", "clip_by_value", "clip_by_norm", "zip_global_norm", "tf_gradients"],
+                  [3, 2, 2, 2, 2])
+    vl = f", var_list={var_list}" if var_list else ""
+    if site == "minimize":
+        return [f"{target} = {opt}.minimize({loss}{vl}{gstep})"]
+    if site in ("clip_by_value", "clip_by_norm"):
+        clip = "tf.clip_by_value(grad, -0.5, 0.5)" if site == "clip_by_value" else "tf.clip_by_norm(grad, 0.5)"
+        guard = " if grad is not None" if guard else g.r.choice(["", " if grad is not None"])
+        return [f"grads_and_vars = {opt}.compute_gradients({loss}{vl})",
+                f"capped = [({clip}, var) for grad, var in grads_and_vars{guard}]",
+                f"{target} = {opt}.apply_gradients(capped{gstep})"]
+    if site == "zip_global_norm":
+        return [f"gradients, variables = zip(*{opt}.compute_gradients({loss}{vl}))",
+                "gradients, _ = tf.clip_by_global_norm(gradients, 1.0)",
+                f"{target} = {opt}.apply_gradients(zip(gradients, variables){gstep})"]
+    tvars = var_list or "tf.trainable_variables()"
+    return [f"tvars = {tvars}",
+            f"grads, _ = tf.clip_by_global_norm(tf.gradients({loss}, tvars), 1.0)",
+            f"{target} = {opt}.apply_gradients(zip(grads, tvars){gstep})"]
+
+
+def _classifier(g: _Gen) -> List[str]:
+    """Data, placeholders, model, loss, optimizer, train op, session loop of a one-model script."""
+    seq = g.pick("inputs", ["dense", "embedding"], [3, 1]) == "embedding"
+    classes = g.r.choice([2, 3])
+    task = "classify" if seq else g.pick("task", ["regress", "classify"])
+    steps, batch = g.r.choice([4, 5, 6]), 8
+    g.training = g.r.choice([None, "is_training"])
+    g.keep_prob = g.r.random() < 0.2
+    lines = [f"rng = np.random.RandomState({g.r.randrange(100)})"]
+    if seq:
+        vocab, length = g.r.choice([6, 10]), g.r.choice([3, 4])
+        lines += [f"x_train = rng.randint(0, {vocab}, size=(32, {length})).astype(np.int32)",
+                  f"x_test = rng.randint(0, {vocab}, size=(8, {length})).astype(np.int32)",
+                  f"y_train = rng.randint(0, {classes}, size=32).astype(np.int32)",
+                  f"y_test = rng.randint(0, {classes}, size=8).astype(np.int32)", "",
+                  f"x = tf.placeholder(tf.int32, [None, {length}], name=\"x\")",
+                  "y = tf.placeholder(tf.int32, [None], name=\"y\")"]
+    else:
+        dim = g.r.choice([4, 5])
+        lines += [f"x_train = rng.randn(32, {dim}).astype(np.float32)",
+                  f"x_test = rng.randn(8, {dim}).astype(np.float32)"]
+        if task == "regress":
+            lines += [f"y_train = np.tanh(x_train[:, :{classes}] * 1.5).astype(np.float32)",
+                      f"y_test = np.tanh(x_test[:, :{classes}] * 1.5).astype(np.float32)"]
+        else:
+            lines += [f"y_train = np.eye({classes}, dtype=np.float32)[rng.randint(0, {classes}, size=32)]",
+                      f"y_test = np.eye({classes}, dtype=np.float32)[rng.randint(0, {classes}, size=8)]"]
+        lines += ["", f"x = tf.placeholder(tf.float32, [None, {dim}], name=\"x\")",
+                  f"y = tf.placeholder(tf.float32, [None, {classes}], name=\"y\")"]
+    if g.training:
+        if g.r.random() < 0.3:
+            g.tags.add("training:placeholder_with_default")
+            lines.append("is_training = tf.placeholder_with_default(False, [], name=\"is_training\")")
+        else:
+            g.tags.add("training:placeholder")
+            lines.append("is_training = tf.placeholder(tf.bool, [], name=\"is_training\")")
+    if g.keep_prob:
+        lines.append("keep_prob = tf.placeholder(tf.float32, [], name=\"keep_prob\")")
+    lines.append("")
+    if seq:
+        emb = g.r.choice([3, 4])
+        lines += [f"embedding = tf.get_variable(\"embedding\", [{vocab}, {emb}])",
+                  "embedded = tf.nn.embedding_lookup(embedding, x)"]
+        enc = g.pick("encoder", ["mean", "BasicLSTMCell", "GRUCell", "BasicRNNCell"], [2, 2, 1, 1])
+        if enc == "mean":
+            lines.append("features = tf.reduce_mean(embedded, axis=1)")
+            feat_dim = emb
+        else:
+            feat_dim = g.r.choice([3, 5])
+            cell_args = f"{feat_dim}, forget_bias=1.0" if enc == "BasicLSTMCell" else f"{feat_dim}"
+            lines += ["with tf.variable_scope(\"rnn_encoder\"):",
+                      f"    cell = tf.nn.rnn_cell.{enc}({cell_args})",
+                      "    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)",
+                      "features = outputs[:, -1, :]"]
+        lines += _model(g, "features", feat_dim, classes)
+    else:
+        lines += _model(g, "x", dim, classes)
+    lines.append("")
+    if seq:
+        lines.append("loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))")
+        lines.append("accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.cast(tf.argmax(logits, 1), tf.int32), y), tf.float32))")
+    elif task == "regress":
+        lines.append(g.r.choice(["loss = tf.reduce_mean(tf.square(logits - y))",
+                                 "loss = tf.losses.mean_squared_error(y, logits)"]))
+    else:
+        lines.append(g.r.choice([
+            "loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits))",
+            "loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))"]))
+        lines.append("accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), tf.argmax(y, 1)), tf.float32))")
+    if g.r.random() < 0.15:
+        g.tags.add("weight_decay")
+        lines.append("loss = loss + 1e-3 * tf.add_n([tf.nn.l2_loss(v) for v in tf.trainable_variables()])")
+    has_acc = seq or task == "classify"
+    # learning rate and global step
+    schedule = g.pick("lr", ["constant", "exponential_decay"], [3, 2])
+    gstep_kind = "get_or_create" if schedule == "exponential_decay" else \
+        g.pick("global_step", ["none", "get_or_create", "variable"], [2, 2, 1])
+    if schedule == "exponential_decay":
+        g.tags.add("global_step:get_or_create")
+    if gstep_kind == "get_or_create":
+        lines.append("global_step = tf.train.get_or_create_global_step()")
+    elif gstep_kind == "variable":
+        lines.append("global_step = tf.Variable(0, name=\"global_step\", trainable=False)")
+    lr0 = g.r.choice(["0.1", "0.05", "0.01"])
+    if schedule == "exponential_decay":
+        stair = g.r.choice(["True", "False"])
+        lines.append(f"learning_rate = tf.train.exponential_decay({lr0}, global_step, 2, 0.5, staircase={stair})")
+        lr = "learning_rate"
+    else:
+        lr = lr0
+    lines.append(f"optimizer = {_optimizer(g, lr)}")
+    gstep = ", global_step=global_step" if gstep_kind != "none" else ""
+    site = _train_site(g, "loss", "optimizer", "train_op", gstep, None)
+    if g.uses_bn:
+        lines.append("update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)")
+        lines.append("with tf.control_dependencies(update_ops):")
+        lines += ["    " + s for s in site]
+    else:
+        lines += site
+    lines += ["", ""]
+    # the session loop
+    train_feed = ["x: x_train[start:start + %d]" % batch, "y: y_train[start:start + %d]" % batch]
+    eval_feed = ["x: x_test", "y: y_test"]
+    if g.training:
+        train_feed.append("is_training: True")
+        if "training:placeholder" in g.tags:
+            eval_feed.append("is_training: False")
+    if g.keep_prob:
+        train_feed.append("keep_prob: 0.8")
+        eval_feed.append("keep_prob: 1.0")
+    fetch = ["train_op", "loss"] + (["accuracy"] if has_acc and g.r.random() < 0.6 else [])
+    outs = ["_", "train_loss"] + (["train_acc"] if len(fetch) == 3 else [])
+    session = g.pick("session", ["with", "with_default_init", "explicit_close"], [4, 1, 1])
+    init = "sess.run(tf.global_variables_initializer())"
+    if session == "with_default_init":
+        init = "tf.global_variables_initializer().run()"
+    loop = []
+    if session == "explicit_close":
+        loop += ["sess = tf.Session()", init]
+    else:
+        loop += ["with tf.Session() as sess:", "    " + init]
+    loop += [f"for step in range({steps}):",
+             f"    start = (step * {batch}) % 32",
+             "    feed = {" + ", ".join(train_feed) + "}",
+             f"    {', '.join(outs)} = sess.run([{', '.join(fetch)}], feed_dict=feed)",
+             "    print(\"step\", step, \"loss\", repr(float(train_loss))"
+             + (", \"accuracy\", repr(float(train_acc)))" if len(fetch) == 3 else ")")]
+    eval_kind = g.pick("eval", ["run", "tensor_eval", "none"], [3, 1, 1])
+    if eval_kind != "none":
+        evals = "{" + ", ".join(eval_feed) + "}"
+        loop.append("    if step % 2 == 1:")
+        if eval_kind == "run":
+            fetches = "[loss, accuracy]" if has_acc else "loss"
+            outs_e = "test_loss, test_acc" if has_acc else "test_loss"
+            loop.append(f"        {outs_e} = sess.run({fetches}, feed_dict={evals})")
+            loop.append("        print(\"eval\", step, repr(float(test_loss))"
+                        + (", repr(float(test_acc)))" if has_acc else ")"))
+        else:
+            session_arg = "session=sess, " if session == "explicit_close" else ""
+            loop.append(f"        test_loss = loss.eval({session_arg}feed_dict={evals})")
+            loop.append("        print(\"eval\", step, repr(float(test_loss)))")
+    if gstep_kind != "none" and g.r.random() < 0.5:
+        g.tags.add("fetch_global_step")
+        loop.append("print(\"global step\", int(sess.run(global_step)))")
+    if session == "explicit_close":
+        loop.append("sess.close()")
+        return lines + loop
+    return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
+
+
+def _plain(g: _Gen) -> List[str]:
+    """The plainest session scripts (tutorial shape): module-level ``get_variable`` weights or a helper
+    ``forward``, one or two heads (two optimizers on disjoint variables, run in one ``sess.run``)."""
+    g.tags.add("kind:plain")
+    dim, hidden, classes = g.r.choice([3, 4]), g.r.choice([4, 6]), g.r.choice([1, 2])
+    act = g.r.choice(["tf.tanh", "tf.nn.relu", "tf.sigmoid"])
+    init = g.pick("plain_init", ["default", "glorot", "zeros_bias_only"])
+    winit = {"default": "", "glorot": ", initializer=tf.glorot_uniform_initializer()",
+             "zeros_bias_only": ""}[init]
+    heads = g.pick("heads", ["one", "two"], [3, 1])
+    place = g.pick("plain_model", ["module", "scope", "helper"])
+    float64 = g.alt.random() < 0.2  # numpy's default float64 fed to float32 placeholders
+    if float64:
+        g.tags.add("plain_float64_feed")
+    cast = "" if float64 else ".astype(np.float32)"
+    lines = [f"rng = np.random.RandomState({g.r.randrange(100)})",
+             f"x_train = rng.randn(32, {dim}){cast}",
+             f"y_train = np.tanh(x_train[:, :{classes}] * 2.0).astype(np.float32)",
+             f"x_test = rng.randn(8, {dim}).astype(np.float32)",
+             f"y_test = np.tanh(x_test[:, :{classes}] * 2.0).astype(np.float32)", "",
+             f"x = tf.placeholder(tf.float32, [None, {dim}])",
+             f"y = tf.placeholder(tf.float32, [None, {classes}])", ""]
+    names = ["a", "b"] if heads == "two" else [""]
+
+    def body(suffix: str, inputs: str, indent: str) -> List[str]:
+        return [indent + f"w1{suffix} = tf.get_variable(\"w1{suffix}\", [{dim}, {hidden}]{winit})",
+                indent + f"b1{suffix} = tf.get_variable(\"b1{suffix}\", [{hidden}], initializer=tf.zeros_initializer())",
+                indent + f"w2{suffix} = tf.get_variable(\"w2{suffix}\", [{hidden}, {classes}]{winit})",
+                indent + f"prediction{suffix} = tf.matmul({act}(tf.matmul({inputs}, w1{suffix}) + b1{suffix}), w2{suffix})"]
+
+    for n in names:
+        suffix = f"_{n}" if n else ""
+        if place == "module":
+            lines += body(suffix, "x", "")
+        elif place == "scope":
+            lines += [f"with tf.variable_scope(\"model{suffix}\"):"] + body(suffix, "x", "    ")
+        else:
+            lines += ["", "", f"def forward{suffix}(inputs):"] + body(suffix, "inputs", "    ") + \
+                [f"    return prediction{suffix}", "", "", f"prediction{suffix} = forward{suffix}(x)"]
+        lines.append(f"loss{suffix} = tf.reduce_mean(tf.square(prediction{suffix} - y))")
+    gstep = ""
+    if heads == "one" and g.r.random() < 0.3:
+        g.tags.add("plain_global_step")
+        lines.append("global_step = tf.train.get_or_create_global_step()")
+        gstep = ", global_step=global_step"
+    fed_lr = heads == "one" and g.alt.random() < 0.25  # the tutorial habit: a learning-rate placeholder
+    if fed_lr:
+        g.tags.add("plain_fed_learning_rate")
+        lines.append("learning_rate = tf.placeholder(tf.float32, [], name=\"learning_rate\")")
+    for n in names:
+        suffix = f"_{n}" if n else ""
+        lr = g.r.choice(["0.1", "0.05", "0.01"])
+        if fed_lr:
+            lr = "learning_rate"
+        lines.append(f"optimizer{suffix} = {_optimizer(g, lr)}")
+        # two heads: the other head's variables get None gradients (TF 1 rejects clipping None)
+        lines += _train_site(g, f"loss{suffix}", f"optimizer{suffix}", f"train_op{suffix}", gstep, None,
+                             guard=heads == "two")
+    steps = g.r.choice([4, 5, 6])
+    feed = "{x: x_train[start:start + 8], y: y_train[start:start + 8]}"
+    if fed_lr:
+        feed = "{x: x_train[start:start + 8], y: y_train[start:start + 8], learning_rate: 0.1 * 0.8 ** step}"
+    loop = ["", "", "with tf.Session() as sess:", "    sess.run(tf.global_variables_initializer())",
+            f"    for step in range({steps}):", "        start = (step * 8) % 32"]
+    if heads == "two":
+        order = g.pick("fetch_order", ["ops_first", "losses_first"])
+        if order == "ops_first":
+            loop.append(f"        _, _, la, lb = sess.run([train_op_a, train_op_b, loss_a, loss_b], feed_dict={feed})")
+        else:
+            loop.append(f"        la, lb, _, _ = sess.run([loss_a, loss_b, train_op_a, train_op_b], feed_dict={feed})")
+        loop.append("        print(\"step\", step, repr(float(la)), repr(float(lb)))")
+        test = "[loss_a, loss_b]"
+    else:
+        fetch = g.pick("fetch", ["op_loss", "loss_op", "separate", "dict"])
+        if fetch == "op_loss":
+            loop.append(f"        _, value = sess.run([train_op, loss], feed_dict={feed})")
+        elif fetch == "loss_op":
+            loop.append(f"        value, _ = sess.run([loss, train_op], {feed})")
+        elif fetch == "separate":
+            if g.alt.random() < 0.4:  # the loss after the update
+                g.tags.add("fetch:separate_after")
+                loop += [f"        sess.run(train_op, feed_dict={feed})",
+                         f"        value = sess.run(loss, feed_dict={feed})"]
+            else:
+                loop += [f"        value = sess.run(loss, feed_dict={feed})",
+                         f"        sess.run(train_op, feed_dict={feed})"]
+        else:
+            loop += [f"        out = sess.run({{\"train\": train_op, \"loss\": loss}}, feed_dict={feed})",
+                     "        value = out[\"loss\"]"]
+        loop.append("        print(\"step\", step, \"loss\", repr(float(value)))")
+        test = "loss"
+    if g.r.random() < 0.6:
+        g.tags.add("plain_eval")
+        loop += ["        if step % 2 == 1:",
+                 f"            test_value = sess.run({test}, feed_dict={{x: x_test, y: y_test}})",
+                 "            print(\"eval\", step, repr(test_value.tolist() if hasattr(test_value, \"tolist\") else test_value))"]
+    if gstep:
+        loop.append("    print(\"global step\", int(sess.run(global_step)))")
+    return lines + loop
+
+
+def _gan(g: _Gen) -> List[str]:
+    g.tags.add("kind:gan")
+    opt_kind = g.pick("gan_optimizer", ["Adam", "RMSProp", "GradientDescent"], [3, 1, 1])
+    make = {"Adam": "tf.train.AdamOptimizer({lr}, beta1=0.5)", "RMSProp": "tf.train.RMSPropOptimizer({lr})",
+            "GradientDescent": "tf.train.GradientDescentOptimizer({lr})"}[opt_kind]
+    units = g.r.choice([4, 6, 8])
+    by = g.pick("var_list", ["collection", "trainable_filter"])
+    lines = [f"rng = np.random.RandomState({g.r.randrange(100)})", "",
+             "z = tf.placeholder(tf.float32, [None, 3], name=\"z\")",
+             "real = tf.placeholder(tf.float32, [None, 2], name=\"real\")", "", "",
+             "def generator(noise):",
+             "    with tf.variable_scope(\"generator\"):",
+             f"        h = tf.layers.dense(noise, {units}, activation=tf.nn.leaky_relu)",
+             "        return tf.layers.dense(h, 2)", "", "",
+             "def discriminator(samples, reuse=False):",
+             "    with tf.variable_scope(\"discriminator\", reuse=reuse):",
+             f"        h = tf.layers.dense(samples, {units}, activation=tf.nn.leaky_relu, name=\"h\")",
+             "        return tf.layers.dense(h, 1, name=\"logit\")", "", "",
+             "fake = generator(z)",
+             "d_real = discriminator(real)",
+             "d_fake = discriminator(fake, reuse=True)",
+             "d_loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.ones_like(d_real), logits=d_real)) + \\",
+             "    tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.zeros_like(d_fake), logits=d_fake))",
+             "g_loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.ones_like(d_fake), logits=d_fake))"]
+    if by == "collection":
+        lines += ["d_vars = tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope=\"discriminator\")",
+                  "g_vars = tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope=\"generator\")"]
+    else:
+        lines += ["t_vars = tf.trainable_variables()",
+                  "d_vars = [var for var in t_vars if var.name.startswith(\"discriminator\")]",
+                  "g_vars = [var for var in t_vars if var.name.startswith(\"generator\")]"]
+    lines += [f"d_optimizer = {make.format(lr='1e-2')}", f"g_optimizer = {make.format(lr='2e-2')}"]
+    lines += _train_site(g, "d_loss", "d_optimizer", "d_train", "", "d_vars")
+    lines += _train_site(g, "g_loss", "g_optimizer", "g_train", "", "g_vars")
+    steps = g.r.choice([3, 4])
+    lines += ["", "", "with tf.Session() as sess:", "    sess.run(tf.global_variables_initializer())",
+              f"    for step in range({steps}):",
+              "        noise = rng.randn(8, 3).astype(np.float32)",
+              "        batch = (rng.randn(8, 2) * 0.5 + 1.0).astype(np.float32)",
+              "        _, dl = sess.run([d_train, d_loss], feed_dict={z: noise, real: batch})",
+              "        _, gl = sess.run([g_train, g_loss], feed_dict={z: noise})",
+              "        print(\"step\", step, \"d\", repr(float(dl)), \"g\", repr(float(gl)))"]
+    return lines
+
+
+def _outside(g: _Gen, kind: str, lines: List[str]) -> List[str]:
+    """Turn an inside program's lines into one with the construct ``kind``."""
+    text = "\n".join(lines)
+    if kind == "monitored_session":
+        text = text.replace("with tf.Session() as sess:\n    sess.run(tf.global_variables_initializer())",
+                            "with tf.train.MonitoredTrainingSession() as sess:")
+        text = text.replace("with tf.Session() as sess:\n    tf.global_variables_initializer().run()",
+                            "with tf.train.MonitoredTrainingSession() as sess:")
+        text = text.replace("sess = tf.Session()\nsess.run(tf.global_variables_initializer())",
+                            "sess = tf.train.MonitoredSession()")
+        text = text.replace("loss.eval(feed_dict=", "sess.run(loss, feed_dict=")
+        text = text.replace("print(\"global step\", int(sess.run(global_step)))\n", "")
+    elif kind == "tensor_by_name":
+        text = text.replace("= sess.run([train_op, loss", "= sess.run([train_op, tf.get_default_graph().get_tensor_by_name(loss.name)", 1)
+    elif kind == "op_in_loop":
+        out = []
+        for line in text.split("\n"):
+            out.append(line)
+            if line.lstrip().startswith("feed = {"):
+                indent = line[: len(line) - len(line.lstrip())]
+                out.append(indent + "print(\"mean loss\", repr(float(sess.run(tf.reduce_mean(loss * 1.0), feed_dict=feed))))")
+        text = "\n".join(out)
+    elif kind == "partial_run":
+        # partial_run cannot run ops (TF 2.21 and TF 1 alike): the loss is fetched through it
+        out = []
+        for line in text.split("\n"):
+            out.append(line)
+            if line.lstrip().startswith("feed = {"):
+                indent = line[: len(line) - len(line.lstrip())]
+                out += [indent + "handle = sess.partial_run_setup([loss], list(feed))",
+                        indent + "print(\"partial\", repr(float(sess.partial_run(handle, loss, feed_dict=feed))))"]
+        text = "\n".join(out)
+    return text.split("\n")
+
+
+_QUEUE = '''rng = np.random.RandomState({rs})
+x_data = rng.randn(32, 4).astype(np.float32)
+y_data = np.tanh(x_data[:, :1]).astype(np.float32)
+x_one, y_one = tf.train.slice_input_producer([x_data, y_data], shuffle=False)
+x, y = tf.train.batch([x_one, y_one], batch_size=8)
+with tf.variable_scope("model"):
+    h = tf.layers.dense(x, 4, activation=tf.nn.relu)
+    logits = tf.layers.dense(h, 1)
+loss = tf.reduce_mean(tf.square(logits - y))
+train_op = tf.train.{opt}(0.05).minimize(loss)
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    for step in range(3):
+        _, train_loss = sess.run([train_op, loss])
+        print("step", step, "loss", repr(float(train_loss)))
+    coord.request_stop()
+    coord.join(threads)'''
+
+_TOWERS = '''rng = np.random.RandomState({rs})
+x_train = rng.randn(32, 4).astype(np.float32)
+y_train = np.tanh(x_train[:, :1]).astype(np.float32)
+x = tf.placeholder(tf.float32, [None, 4], name="x")
+y = tf.placeholder(tf.float32, [None, 1], name="y")
+optimizer = tf.train.{opt}(0.05)
+tower_grads, tower_losses = [], []
+for i, (x_part, y_part) in enumerate(zip(tf.split(x, 2), tf.split(y, 2))):
+    with tf.device("/cpu:0"), tf.variable_scope("model", reuse=i > 0):
+        h = tf.layers.dense(x_part, 4, activation=tf.nn.relu, name="hidden")
+        logits = tf.layers.dense(h, 1, name="out")
+        tower_loss = tf.reduce_mean(tf.square(logits - y_part))
+        tower_losses.append(tower_loss)
+        tower_grads.append(optimizer.compute_gradients(tower_loss))
+averaged = [(tf.reduce_mean(tf.stack([g for g, _ in pairs]), axis=0), pairs[0][1]) for pairs in zip(*tower_grads)]
+train_op = optimizer.apply_gradients(averaged)
+loss = tf.add_n(tower_losses) / 2.0
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(4):
+        _, train_loss = sess.run([train_op, loss], feed_dict={{x: x_train[:8], y: y_train[:8]}})
+        print("step", step, "loss", repr(float(train_loss)))'''
+
+_ESTIMATOR = '''def model_fn(features, labels, mode):
+    h = tf.layers.dense(features["x"], 4, activation=tf.nn.relu)
+    logits = tf.layers.dense(h, 1)
+    loss = tf.reduce_mean(tf.square(logits - labels))
+    optimizer = tf.train.{opt}(0.05)
+    grads_and_vars = optimizer.compute_gradients(loss)
+    capped = [(tf.clip_by_value(grad, -1.0, 1.0), var) for grad, var in grads_and_vars]
+    train_op = optimizer.apply_gradients(capped, global_step=tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+rng = np.random.RandomState({rs})
+x_train = rng.randn(32, 4).astype(np.float32)
+y_train = np.tanh(x_train[:, :1]).astype(np.float32)
+estimator = tf.estimator.Estimator(model_fn=model_fn)
+input_fn = tf.estimator.inputs.numpy_input_fn({{"x": x_train}}, y_train, batch_size=8, shuffle=False)
+estimator.train(input_fn, steps=4)'''
+
+
+def program(seed: int, index: int) -> Program:
+    """The ``index``-th program of ``seed`` with its tags."""
+    g = _Gen(seed, index)
+    header = ["import numpy as np", "import tensorflow as tf", "", f"tf.set_random_seed({g.r.randrange(1000)})", ""]
+    outside = g.r.choices([None] + list(OUTSIDE), weights=[70] + [30 / len(OUTSIDE)] * len(OUTSIDE))[0]
+    if outside == "queue_runners":
+        body = _QUEUE.format(rs=g.r.randrange(100), opt="AdamOptimizer").split("\n")
+    elif outside == "device_towers":
+        body = _TOWERS.format(rs=g.r.randrange(100), opt=g.r.choice(["AdamOptimizer", "GradientDescentOptimizer"])).split("\n")
+    elif outside == "estimator":
+        body = _ESTIMATOR.format(rs=g.r.randrange(100), opt="AdamOptimizer").split("\n")
+    else:
+        kind = g.pick("kind", ["classifier", "plain", "gan"], [5, 4, 1]) if outside is None else "classifier"
+        body = {"gan": _gan, "plain": _plain, "classifier": _classifier}[kind](g)
+        if outside is not None:
+            body = _outside(g, outside, body)
+    if outside:
+        g.tags.add(f"outside:{outside}")
+    doc = [f'"""Generated TF 1 session script (tests/fuzz_eager, seed {seed}, index {index})."""']
+    source = "\n".join(doc + header + body).rstrip() + "\n"
+    return Program(seed, index, source, outside is None, outside, g.tags)
+
+
+def generate(seed: int, index: int) -> str:
+    """The source of the ``index``-th program of ``seed``."""
+    return program(seed, index).source

@@ -35,7 +35,8 @@ _PAGE = re.compile(r"^TFC\d{3}\.md$")
 _FIX_KINDS = (("safe", re.compile(r"\bsafe\b", re.I)), ("unsafe", re.compile(r"\bunsafe\b", re.I)),
               ("no fix", re.compile(r"\bno fix\b", re.I)))
 _PHASE_WORDS = {Phase.TF2_FORM: "TF 2 form (runs first)", Phase.REPORT: "report (runs second)",
-                Phase.COMPAT: "compat form (runs last)"}
+                Phase.COMPAT: "compat form (runs third)",
+                Phase.LEFT: "what the fixes left (runs last, only when selected)"}
 
 
 class RuleDocError(ValueError):

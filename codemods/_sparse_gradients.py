@@ -77,13 +77,22 @@ DENSE_APIS = frozenset(
     + [f"tf.keras.layers.{n}" for n in _KERAS_LAYERS]
     + ["tf.keras.Sequential", "tf.keras.Model", "tf.keras.Input", "tf.keras.models.Sequential",
        "tf.keras.models.Model", "tf.keras.losses.MeanSquaredError", "tf.keras.losses.mean_squared_error",
-       "tf.train.get_or_create_global_step", "tf.train.get_global_step", "tf.compat.v1.enable_eager_execution"]
+       "tf.train.get_or_create_global_step", "tf.train.get_global_step", "tf.compat.v1.enable_eager_execution",
+       "tf.get_variable", "tf.trainable_variables", "tf.variable_scope", "tf.name_scope"]
+    + [f"tf.layers.{n}" for n in ("dense", "conv1d", "conv2d", "flatten", "dropout", "max_pooling2d",
+                                  "average_pooling2d", "batch_normalization")]
     + [f"tf.train.{n}Optimizer" for n in ("GradientDescent", "Momentum", "Adam", "Adagrad", "Adadelta", "RMSProp",
                                           "Ftrl")]
 )
 # Modules whose code cannot build a TensorFlow op on a variable the tape records.
 _SEEN_MODULES = {"tensorflow", "numpy", "__future__"} | set(sys.stdlib_module_names)
 _DYNAMIC = {"getattr", "eval", "exec", "__import__"}
+
+
+def _dense(name: str) -> bool:
+    """On :data:`DENSE_APIS`, or an initializer (it makes a variable's first value: no gradient)."""
+    return name in DENSE_APIS or name.startswith(("tf.keras.initializers.", "tf.initializers.")) or (
+        name.startswith("tf.") and name.endswith("_initializer") and "." not in name[3:])
 
 
 def sparse_gradient_reason(facts, module: cst.Module) -> Optional[str]:
@@ -162,6 +171,6 @@ class _Finder(cst.CSTVisitor):
         for name in sorted(names):
             if name in SPARSE_APIS:
                 self._found(f"{self.facts.where(at)} gives the variable it reads a sparse gradient")
-            elif name not in DENSE_APIS and name != "tf":
+            elif not _dense(name) and name != "tf":
                 self._found(f"{self.facts.where(at)} is not known to give dense gradients only")
         return True

@@ -61,9 +61,11 @@ def test_a_possible_sparse_gradient_keeps_the_optimizer(rows: str, imports: str,
     assert "Keras `Adagrad` adds the square of each repeated id's gradient apart" in finding.message
 
 
-def test_dense_program_is_converted() -> None:
-    """A loss built only from APIs known to give dense gradients gets the Keras class."""
-    finding, code = tfc104("tf.matmul(tf.nn.relu(table), w)")
+@pytest.mark.parametrize("helpers", ["", "\ninit = tf.keras.initializers.GlorotUniform()\n"], ids=["plain", "initializer"])
+def test_dense_program_is_converted(helpers: str) -> None:
+    """A loss built only from APIs known to give dense gradients gets the Keras class (an
+    initializer, which only makes a first value, does not count)."""
+    finding, code = tfc104("tf.matmul(tf.nn.relu(table), w)", helpers=helpers)
     assert finding.applied and "tf.keras.optimizers.Adagrad(learning_rate=0.1" in code
 
 

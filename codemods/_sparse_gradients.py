@@ -109,6 +109,7 @@ class _Finder(cst.CSTVisitor):
     def __init__(self, facts) -> None:
         self.facts = facts
         self.reason: Optional[str] = None
+        self.param_stored: Optional[bool] = None
 
     def _found(self, reason: str) -> None:
         if self.reason is None:
@@ -149,14 +150,38 @@ class _Finder(cst.CSTVisitor):
         if node.value in _DYNAMIC and isinstance(self.facts.parent(node), cst.Call):
             self._found(f"{self.facts.where(node)} runs code that cannot be seen")
 
+    def _param(self, name: cst.Name) -> Optional[cst.Param]:
+        """The parameter ``name`` is bound to, if it is one."""
+        for a in self.facts.assignments(name):
+            if isinstance(a, Assignment):
+                node = a.node if isinstance(a.node, cst.Param) else self.facts.parent(a.node)
+                if isinstance(node, cst.Param):
+                    return node
+        return None
+
+    def _own_self(self, param: cst.Param) -> bool:
+        """``param`` is the ``self`` of a method of a class of this module, and no attribute in the
+        module is ever assigned a value read from another parameter (so what ``self.layer`` holds
+        was built by this module's code, which the other checks see)."""
+        params = self.facts.parent(param)
+        method = self.facts.parent(params) if isinstance(params, cst.Parameters) else None
+        body = self.facts.parent(method) if isinstance(method, cst.FunctionDef) else None
+        if not (isinstance(body, cst.IndentedBlock) and isinstance(self.facts.parent(body), cst.ClassDef)):
+            return False
+        if not (params.params and params.params[0] is param) or method.decorators:  # type: ignore[union-attr]
+            return False
+        if self.param_stored is None:
+            finder = _ParamStored(self)
+            self.facts.module.visit(finder)
+            self.param_stored = finder.found
+        return not self.param_stored
+
     def visit_Call(self, node: cst.Call) -> None:
         root = node.func
         while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
             root = root.value if not isinstance(root, cst.Call) else root.func
-        if isinstance(root, cst.Name) and any(
-                isinstance(a, Assignment) and isinstance(a.node, cst.Param) or
-                isinstance(a, Assignment) and isinstance(self.facts.parent(a.node), cst.Param)
-                for a in self.facts.assignments(root)):
+        param = self._param(root) if isinstance(root, cst.Name) else None
+        if param is not None and not (root is not node.func and self._own_self(param)):
             self._found(f"{self.facts.where(node)} calls into the parameter `{root.value}`, which a caller elsewhere "
                         "may bind to any code")
 
@@ -174,3 +199,37 @@ class _Finder(cst.CSTVisitor):
             elif not _dense(name) and name != "tf":
                 self._found(f"{self.facts.where(at)} is not known to give dense gradients only")
         return True
+
+
+class _ParamStored(cst.CSTVisitor):
+    """Whether an attribute is assigned a value that reads a parameter (not a method's ``self``)."""
+
+    def __init__(self, finder: _Finder) -> None:
+        self.finder = finder
+        self.found = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
+            self._reads_param(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, (cst.Attribute, cst.Subscript)):
+            self._reads_param(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, (cst.Attribute, cst.Subscript)) and node.value is not None:
+            self._reads_param(node.value)
+
+    def _reads_param(self, value: cst.BaseExpression) -> None:
+        finder = self.finder
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(inner, name: cst.Name) -> None:  # noqa: N805 - the outer self is needed
+                param = finder._param(name)
+                if param is not None:
+                    params = finder.facts.parent(param)
+                    first = isinstance(params, cst.Parameters) and params.params and params.params[0] is param
+                    if not (first and name.value == "self"):
+                        self.found = True
+
+        value.visit(Names())

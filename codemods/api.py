@@ -129,10 +129,12 @@ def migrate_source(
     swaps for a Keras class), so it runs the fixes and reports what they did, unapplied; where
     ``fix`` would refuse them (TFC900), it reports what the original text shows.
     """
-    checked = _migrate(source, options, path, rules, prefilter, selection)
+    parsed: list = []  # libcst's tree of ``source``, parsed once for both runs (trees are immutable)
+    checked = _migrate(source, options, path, rules, prefilter, selection, parsed=parsed)
     if options.apply_fixes or not _may_cascade(checked.diagnostics, options, rules):  # type: ignore[union-attr]
         return checked  # type: ignore[return-value]
-    fixed = _migrate(source, replace(options, apply_fixes=True), path, rules, prefilter, selection, refusal=False)
+    fixed = _migrate(source, replace(options, apply_fixes=True), path, rules, prefilter, selection, refusal=False,
+                     parsed=parsed)
     if fixed is None:  # `fix` would refuse its fixes here (TFC900): list what the text shows
         return checked  # type: ignore[return-value]
     diagnostics = [replace(d, applied=False) if d.applied else d for d in fixed.diagnostics]
@@ -159,7 +161,7 @@ def _may_cascade(diagnostics: List[Diagnostic], options: Options, rules: Optiona
 
 
 def _migrate(source: str, options: Options, path: str, rules: Optional[Sequence[type]], prefilter: bool,
-             selection: Optional[Selection], refusal: bool = True) -> Optional[Result]:
+             selection: Optional[Selection], refusal: bool = True, parsed: Optional[list] = None) -> Optional[Result]:
     """:func:`migrate_source` for these very options; ``refusal=False``: None where the fixes
     would be refused (instead of the check-mode findings and TFC900)."""
     rule_set = tuple(default_rules() if rules is None else rules)
@@ -175,11 +177,11 @@ def _migrate(source: str, options: Options, path: str, rules: Optional[Sequence[
         parse_python(source)  # CPython must accept the file (see parse_python)
         if not run:
             return Result(code=source)
-    return _run_rules(source, options, path, rule_set, run, prefilter, refusal)
+    return _run_rules(source, options, path, rule_set, run, prefilter, refusal, parsed)
 
 
 def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, ...], run: List[type],
-               prefilter: bool, refusal: bool = True) -> Optional[Result]:
+               prefilter: bool, refusal: bool = True, parsed: Optional[list] = None) -> Optional[Result]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -190,11 +192,13 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     from codemods._splice import SpliceConflict, splice
 
     try:
-        module = cst.parse_module(source)
+        module = parsed[0] if parsed else cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise SourceError(f"cannot parse: {exc.message} (line {exc.raw_line}, column {exc.raw_column})") from None
     except (RecursionError, ValueError) as exc:
         raise SourceError(f"cannot parse: {exc}") from None
+    if parsed is not None and not parsed:
+        parsed.append(module)
     if options.apply_fixes:
         try:
             module.config_for_parsing  # what libcst parses an added import with

@@ -12,7 +12,7 @@ from codemods._core import Phase
 from codemods._prepass import Spec
 from codemods.tape import optimizers
 from codemods.tape.rule import KIND_CODES, shared_planner
-from codemods.tfc202_unprovable_gradient_site import UnprovableGradientSite
+from codemods import tfc202_unprovable_gradient_site as tfc202  # a module: `libcst.tool list` lists its rule once
 
 # The optimizer kinds (``codemods.tape.optimizers.classify``) whose ``minimize``/``compute_gradients``
 # is the TF 1 training API: ``tf.train`` classes, wrappers of them (contrib, the shim, Horovod,
@@ -81,7 +81,7 @@ class Tf1TrainingSiteLeft(TfcCodemod):
     OPT_IN: ClassVar[bool] = True
     # The sites are TFC202's (the planner's declines and plans) and `minimize`/`compute_gradients`
     # calls, which TFC202's SITES already require.
-    SITES: ClassVar[Spec] = UnprovableGradientSite.SITES
+    SITES: ClassVar[Spec] = tfc202.UnprovableGradientSite.SITES
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:

@@ -75,3 +75,34 @@ def test_gradient_descent_is_converted_with_a_gather() -> None:
         "AdagradOptimizer(0.1)", "GradientDescentOptimizer(0.1)")
     result = migrate_source(source, Options())
     assert "tf.keras.optimizers.SGD(learning_rate=0.1)" in result.code
+
+
+MODEL = '''
+
+class Net(tf.keras.Model):
+    def __init__(self{extra}):
+        super().__init__()
+        self.dense = {layer}
+
+    def call(self, x):
+        return self.dense(x)
+
+
+net = Net({arg})
+'''
+
+
+def test_keras_model_of_this_module_is_converted() -> None:
+    """``self.dense(x)`` in a Keras model built by this module's code is seen: converted."""
+    helpers = MODEL.format(extra="", layer="tf.keras.layers.Dense(2)", arg="")
+    finding, code = tfc104("tf.matmul(net(table), w)", helpers=helpers)
+    assert finding.applied and "tf.keras.optimizers.Adagrad(" in code
+
+
+def test_layer_passed_in_by_a_caller_keeps_the_optimizer() -> None:
+    """A layer the constructor takes as a parameter (``self.dense = layer``) may be any code, an
+    ``Embedding`` from another module included: the optimizer is kept."""
+    helpers = MODEL.format(extra=", layer", layer="layer", arg="tf.keras.layers.Dense(2)")
+    finding, code = tfc104("tf.matmul(net(table), w)", helpers=helpers)
+    assert not finding.applied and "keras.optimizers" not in code
+    assert "calls into the parameter `self`" in finding.message, finding.message

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from _fixtures_lib import discover, parse_options
-from codemods import cli
+from codemods.cli import app as cli
 from codemods.api import FixSafety, Options, migrate_source
 
 CASES = discover()

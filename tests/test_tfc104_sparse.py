@@ -10,7 +10,7 @@ import pytest
 
 import _sparse_optimizers as sparse
 from codemods.api import Options, migrate_source
-from codemods.tfc104_keras_optimizer import SPARSE_DIFFERS, KerasOptimizerInEagerCode
+from codemods.rules.tfc104_keras_optimizer import SPARSE_DIFFERS, KerasOptimizerInEagerCode
 
 # What the rule page states (dense, sparse with repeated ids): the largest absolute difference of
 # the model's variables after 20 steps, TF 1 against the Keras class.

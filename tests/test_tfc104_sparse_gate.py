@@ -1,4 +1,4 @@
-"""TFC104's sparse-gradient gate (``codemods._sparse_gradients``) on small eager programs: each
+"""TFC104's sparse-gradient gate (``codemods.rules.tape.sparse_gradients``) on small eager programs: each
 cause a variable may receive ``IndexedSlices`` from keeps the optimizer with that cause named, and a
 program without one is converted."""
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codemods import cli
-from codemods._core import Options, enabled
+from codemods.cli import app as cli
+from codemods.engine.core import Options, enabled
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -89,7 +89,8 @@ def __getattr__(name: str) -> Any:  # ``api.RULES``: the default rules, discover
 
 def active_rules(options: Options, rules: Optional[Sequence[type]] = None) -> List[type]:
     """The rules ``options`` enables, in run order."""
-    return [rule for rule in (default_rules() if rules is None else rules) if enabled(rule.CODE, options)]
+    return [rule for rule in (default_rules() if rules is None else rules)
+            if enabled(rule.CODE, options, getattr(rule, "OPT_IN", False))]
 
 
 def may_contain_targets(source: str, options: Options = Options(), rules: Optional[Sequence[type]] = None) -> bool:
@@ -122,9 +123,49 @@ def migrate_source(
 
     Raises :class:`SourceError` if the text cannot be parsed. ``selection`` is the result
     of :func:`select_rules` for this very text and these options, when the caller has it.
+
+    Check mode (``apply_fixes=False``) lists the fixes a fix run would apply: one fix can open
+    another (TFC103's tape leaves the optimizer only ``apply_gradients`` uses, which TFC104 then
+    swaps for a Keras class), so it runs the fixes and reports what they did, unapplied; where
+    ``fix`` would refuse them (TFC900), it reports what the original text shows.
     """
+    parsed: list = []  # libcst's tree of ``source``, parsed once for both runs (trees are immutable)
+    checked = _migrate(source, options, path, rules, prefilter, selection, parsed=parsed)
+    if options.apply_fixes or not _may_cascade(checked.diagnostics, options, rules):  # type: ignore[union-attr]
+        return checked  # type: ignore[return-value]
+    fixed = _migrate(source, replace(options, apply_fixes=True), path, rules, prefilter, selection, refusal=False,
+                     parsed=parsed)
+    if fixed is None:  # `fix` would refuse its fixes here (TFC900): list what the text shows
+        return checked  # type: ignore[return-value]
+    diagnostics = [replace(d, applied=False) if d.applied else d for d in fixed.diagnostics]
+    return Result(code=source, diagnostics=diagnostics, changed=False)
+
+
+def _may_cascade(diagnostics: List[Diagnostic], options: Options, rules: Optional[Sequence[type]]) -> bool:
+    """Whether a fix ``check`` advertises may change what a rule after it sees: a TF 2 form or
+    report rule followed by any enabled rule, or a compat fix followed by a rule of a later phase
+    (TFC203). The compat rules replace removed ``tf.contrib`` calls by the shim's, each its own
+    calls, so among themselves the original text shows what ``fix`` applies."""
+    allowed = (FixSafety.SAFE, FixSafety.UNSAFE) if options.unsafe_fixes else (FixSafety.SAFE,)
+    fixing = {d.code for d in diagnostics if d.fix in allowed}
+    if not fixing:
+        return False
+    run = active_rules(options, rules)
+    if fixing - {rule.CODE for rule in run}:
+        return True  # a fix reported under another rule's code (a group of tapes): assume it may
+    for at, rule in enumerate(run):
+        later = run[at + 1:]
+        if rule.CODE in fixing and (rule.PHASE != Phase.COMPAT and later or any(r.PHASE > rule.PHASE for r in later)):
+            return True
+    return False
+
+
+def _migrate(source: str, options: Options, path: str, rules: Optional[Sequence[type]], prefilter: bool,
+             selection: Optional[Selection], refusal: bool = True, parsed: Optional[list] = None) -> Optional[Result]:
+    """:func:`migrate_source` for these very options; ``refusal=False``: None where the fixes
+    would be refused (instead of the check-mode findings and TFC900)."""
     rule_set = tuple(default_rules() if rules is None else rules)
-    run = [rule for rule in rule_set if enabled(rule.CODE, options)]
+    run = [rule for rule in rule_set if enabled(rule.CODE, options, getattr(rule, "OPT_IN", False))]
     if prefilter:
         if selection is None:
             selection = select_rules(source, options, rule_set)
@@ -136,11 +177,11 @@ def migrate_source(
         parse_python(source)  # CPython must accept the file (see parse_python)
         if not run:
             return Result(code=source)
-    return _run_rules(source, options, path, rule_set, run, prefilter)
+    return _run_rules(source, options, path, rule_set, run, prefilter, refusal, parsed)
 
 
 def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, ...], run: List[type],
-               prefilter: bool) -> Result:
+               prefilter: bool, refusal: bool = True, parsed: Optional[list] = None) -> Optional[Result]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -151,16 +192,18 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     from codemods.engine.splice import SpliceConflict, splice
 
     try:
-        module = cst.parse_module(source)
+        module = parsed[0] if parsed else cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise SourceError(f"cannot parse: {exc.message} (line {exc.raw_line}, column {exc.raw_column})") from None
     except (RecursionError, ValueError) as exc:
         raise SourceError(f"cannot parse: {exc}") from None
+    if parsed is not None and not parsed:
+        parsed.append(module)
     if options.apply_fixes:
         try:
             module.config_for_parsing  # what libcst parses an added import with
         except ValueError:  # e.g. an indentation that starts with a form feed: no fix can add an import
-            return _refused(source, options, path, 1, rule_set, prefilter)
+            return _refused(source, options, path, 1, rule_set, prefilter) if refusal else None
     roundtrip = module.code  # libcst's rendering of the unchanged file (not always == source)
     # (diagnostics, index of the version the rule saw) -- positions are in that version
     found: List[Tuple[List[Diagnostic], int]] = []
@@ -230,11 +273,11 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
         try:
             spliced = splice(source, roundtrip, code)
         except SpliceConflict as conflict:
-            return _refused(source, options, path, conflict.line, rule_set, prefilter)
+            return _refused(source, options, path, conflict.line, rule_set, prefilter) if refusal else None
         # The round-trip defects are layout only (whitespace, form feeds, CRs): the spliced
         # text must be the very program the rules wrote, or nothing is written.
         if not _same_program(spliced, code):
-            return _refused(source, options, path, 1, rule_set, prefilter)
+            return _refused(source, options, path, 1, rule_set, prefilter) if refusal else None
         code = spliced
     return Result(code=code, diagnostics=diagnostics, changed=code != source)
 
@@ -373,7 +416,8 @@ def _as_read(rewritten: List[Diagnostic], as_read: List[Diagnostic], versions: L
 def _refused(source: str, options: Options, path: str, line: int, rules: Tuple[type, ...], prefilter: bool) -> Result:
     """The fixes touch a line libcst cannot reproduce byte for byte: change nothing, report
     the findings (check mode) and why (TFC900, so the file is not silently left behind)."""
-    result = migrate_source(source, replace(options, apply_fixes=False), path=path, rules=rules, prefilter=prefilter)
+    result = _migrate(source, replace(options, apply_fixes=False), path, rules, prefilter, None)
+    assert result is not None  # check mode refuses nothing
     if enabled(UnparsableFile.CODE, options):
         result.diagnostics.append(
             Diagnostic(

@@ -34,9 +34,10 @@ _PAGE = re.compile(r"^TFC\d{3}\.md$")
 # "unsafe" is a word of its own, so \bsafe\b never matches inside it.
 _FIX_KINDS = (("safe", re.compile(r"\bsafe\b", re.I)), ("unsafe", re.compile(r"\bunsafe\b", re.I)),
               ("no fix", re.compile(r"\bno fix\b", re.I)))
-_PHASE_WORDS = {Phase.PROGRAM: "whole program (runs before every other rule)",
-                Phase.TF2_FORM: "TF 2 form (runs first)", Phase.REPORT: "report (runs second)",
-                Phase.COMPAT: "compat form (runs last)"}
+_PHASE_WORDS = {Phase.PROGRAM: "whole program (runs first)",
+                Phase.TF2_FORM: "TF 2 form (runs second)", Phase.REPORT: "report (runs third)",
+                Phase.COMPAT: "compat form (runs fourth)",
+                Phase.LEFT: "what the fixes left (runs last, only when selected)"}
 
 
 class RuleDocError(ValueError):

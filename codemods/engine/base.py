@@ -133,6 +133,8 @@ class TfcCodemod(Command):
     # What the pre-pass looks for (codemods.engine.prepass): a necessary condition for this rule to
     # report or rewrite anything. A file for which it does not hold never reaches the rule.
     SITES: ClassVar[Optional[Spec]] = None
+    # An opt-in rule runs only when ``--select`` names it (its code or a prefix of it).
+    OPT_IN: ClassVar[bool] = False
     # Legacy text pre-filter, used only when SITES is not set: one of TOKENS must occur, and
     # one of each group of REQUIRES (neither set: the rule runs on every file).
     TOKENS: ClassVar[tuple] = ()

@@ -77,6 +77,7 @@ class Phase(enum.IntEnum):
     TF2_FORM = 1  # rewrite to the TF 2 form (tf.GradientTape, Keras optimizers): first pick of every site
     REPORT = 2  # advisories, and the sites the TF 2 rules recognised but could not prove
     COMPAT = 3  # the tfclip_compat form, for whatever the TF 2 rules left
+    LEFT = 4  # reports on the code as the fixes left it (TFC203): runs after every fix
 
 
 # A rule lives in ``codemods/rules/tfcNNN_<what_it_fixes>.py`` (``codemods.engine.registry`` finds it there).
@@ -103,11 +104,15 @@ class Options:
     apply_fixes: bool = True  # False = check only: report, rewrite nothing
 
 
-def enabled(code: str, options: Options) -> bool:
+def enabled(code: str, options: Options, opt_in: bool = False) -> bool:
+    """Whether ``options`` turn the rule ``code`` on. An ``opt_in`` rule (TFC203) runs only when
+    ``select`` names it (by its code or a prefix of it: ``TFC``, ``TFC2``)."""
     def matches(codes: FrozenSet[str]) -> bool:
         # "TFC" selects all, "TFC00" selects TFC001..TFC009, as in ruff.
         return any(code.startswith(prefix) for prefix in codes)
 
+    if options.select is None and opt_in:
+        return False
     if options.select is not None and not matches(options.select):
         return False
     return not matches(options.ignore)

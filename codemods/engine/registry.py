@@ -6,7 +6,7 @@ Adding a rule is adding one file (plus its fixtures): :func:`discover` imports e
 :class:`~codemods.engine.base.TfcCodemod` subclasses with a ``CODE`` (codemods), and classes
 that only document a code the CLI reports itself (TFC900) -- and orders the codemods by
 ``(PHASE, CODE)``: the TF 2 form first (TFC101-TFC104), then reports (TFC201, TFC202),
-then the compat form (TFC001-TFC004). Each class is checked when it is created
+then the compat form (TFC001-TFC004), then what the fixes left (TFC203, opt-in). Each class is checked when it is created
 (:func:`codemods.engine.base.check_rule`).
 
 ``RULES`` (the default rule set) and ``DOCUMENTED`` (``RULES`` plus the documentation-only
@@ -147,6 +147,7 @@ class IndexEntry(NamedTuple):
 class StaticIndex(NamedTuple):
     entries: Tuple[IndexEntry, ...]
     documented: Tuple[str, ...]  # documentation-only codes (TFC900)
+    opt_in: Tuple[str, ...] = ()  # rules that run only when `--select` names them (TFC203)
 
 
 _STATIC: Optional[Tuple[bool, Optional[StaticIndex]]] = None
@@ -174,7 +175,7 @@ def _load_static_index() -> Optional[StaticIndex]:
             "loading the rules to pre-filter instead (regenerate it: python -m codemods.engine.registry)\n")
         return None
     entries = tuple(IndexEntry(code, name, Phase(phase), sites) for code, name, phase, sites in index.RULES)
-    return StaticIndex(entries, tuple(index.DOCUMENTED))
+    return StaticIndex(entries, tuple(index.DOCUMENTED), tuple(getattr(index, "OPT_IN", ())))
 
 
 def prefilter_specs(options: Options, rules: Optional[Sequence[type]] = None) -> List[Tuple[str, "Spec"]]:
@@ -183,9 +184,9 @@ def prefilter_specs(options: Options, rules: Optional[Sequence[type]] = None) ->
     if rules is None:
         index = static_index()
         if index is not None:
-            return [(e.code, e.sites) for e in index.entries if enabled(e.code, options)]
+            return [(e.code, e.sites) for e in index.entries if enabled(e.code, options, e.code in index.opt_in)]
         rules = default_rules()
-    return [(rule.CODE, rule.sites()) for rule in rules if enabled(rule.CODE, options)]
+    return [(rule.CODE, rule.sites()) for rule in rules if enabled(rule.CODE, options, getattr(rule, "OPT_IN", False))]
 
 
 # --------------------------------------------------------------------------------------
@@ -222,6 +223,8 @@ def render_index(found: Optional[Discovered] = None) -> str:
     lines += [")", "", "# (code, name, phase, SITES), in run order.", "RULES = ("]
     for rule in found.rules:
         lines.append(f"    ({rule.CODE!r}, {rule.NAME!r}, {int(rule.PHASE)}, {rule.sites()!r}),")
+    lines += [")", "", "# Rules that run only when `--select` names them (their code or a prefix of it).", "OPT_IN = ("]
+    lines += [f"    {rule.CODE!r}," for rule in found.rules if getattr(rule, "OPT_IN", False)]
     lines += [")", "", "# Codes documented by a rule module that are not codemods (reported by the CLI).",
               "DOCUMENTED = ("]
     lines += [f"    {rule.CODE!r}," for rule in found.documented if rule not in found.rules]

@@ -31,6 +31,7 @@ MODULES = (
     'tfc104_keras_optimizer',
     'tfc201_per_replica_clipping',
     'tfc202_unprovable_gradient_site',
+    'tfc203_tf1_training_left',
     'tfc301_session_script_eager',
     'tfc900_unparsable_file',
 )
@@ -48,6 +49,12 @@ RULES = (
     ('TFC002', 'contrib-training-clipping', 3, all_of(names('contrib'), names('slim', 'training'), any_of(names('add_gradients_summaries', 'clip_gradient_norms', 'clip_gradient_norms_fn', 'create_train_op', 'multiply_gradients'), star_import('contrib'), dynamic_access('contrib')))),
     ('TFC003', 'contrib-optimize-loss', 3, all_of(names('contrib'), names('layers', 'slim'), any_of(names('adaptive_clipping_fn', 'optimize_loss'), star_import('contrib'), dynamic_access('contrib')))),
     ('TFC004', 'clip-by-average-norm', 3, names('clip_by_average_norm')),
+    ('TFC203', 'tf1-training-site-left', 4, any_of(method_calls('minimize', 'compute_gradients'), all_of(names('minimize', 'compute_gradients'), names('tensorflow')), all_of(calls('gradients'), names('apply_gradients')), all_of(method_calls('apply_gradients'), names('tensorflow'), names('AdadeltaOptimizer', 'AdagradDAOptimizer', 'AdagradOptimizer', 'AdamOptimizer', 'CrossShardOptimizer', 'DistributedOptimizer', 'Estimator', 'EstimatorSpec', 'FileWriter', 'FtrlOptimizer', 'GradientDescentOptimizer', 'Graph', 'InteractiveSession', 'MixedPrecisionLossScaleOptimizer', 'MomentumOptimizer', 'MonitoredSession', 'MonitoredTrainingSession', 'MovingAverageOptimizer', 'Optimizer', 'ProximalAdagradOptimizer', 'ProximalGradientDescentOptimizer', 'RMSPropOptimizer', 'Saver', 'Session', 'SyncReplicasOptimizer', 'assign', 'assign_add', 'clip_gradients_by_norm', 'contrib', 'disable_eager_execution', 'disable_v2_behavior', 'enable_eager_execution', 'enable_mixed_precision_graph_rewrite', 'enable_v2_behavior', 'get_collection', 'get_global_step', 'get_or_create_global_step', 'get_variable', 'global_variables', 'global_variables_initializer', 'gradients', 'initialize_all_variables', 'layers', 'local_variables_initializer', 'losses', 'placeholder', 'trainable_variables', 'variable_scope')), calls('implicit_gradients', 'implicit_value_and_gradients', 'gradients_function', 'value_and_gradients_function'))),
+)
+
+# Rules that run only when `--select` names them (their code or a prefix of it).
+OPT_IN = (
+    'TFC203',
 )
 
 # Codes documented by a rule module that are not codemods (reported by the CLI).

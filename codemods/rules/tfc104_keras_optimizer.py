@@ -19,6 +19,7 @@ from libcst.metadata import (
 
 from codemods.rules.analysis import call_args, is_literal
 from codemods.rules import FixSafety, Phase, Spec, TfcCodemod, all_of, calls, names
+from codemods.rules.tape.sparse_gradients import sparse_gradient_reason
 from codemods.rules.tape.facts import EAGER_SWITCHES, MANUAL, REF_VARIABLE_SWITCHES
 from codemods.rules.tape.rule import shared_planner
 from codemods.rules.tfnames import GRAPH_MODE_MARKERS, TF1_OPTIMIZERS
@@ -57,12 +58,25 @@ KERAS_EQUIVALENTS: Dict[str, Tuple[str, List[Tuple[str, str]], FixSafety, str]] 
     "AdamOptimizer": ("Adam", [("learning_rate", "learning_rate"), ("beta_1", "beta1"), ("beta_2", "beta2"),
                                ("epsilon", "epsilon")], FixSafety.UNSAFE,
                       "Keras computes the bias corrections as `beta**t` where TF1 multiplies accumulators: "
-                      "float32 rounding differs (measured up to 7e-5 relative after 20 steps)"),
+                      "float32 rounding differs (measured 2.0e-6 apart after 20 steps)"),
     "MomentumOptimizer": ("SGD", [("learning_rate", "learning_rate"), ("momentum", "momentum"),
                                   ("nesterov", "use_nesterov")], FixSafety.UNSAFE,
                           "Keras accumulates `-lr * g` where TF1 accumulates `g` and scales by lr: the same "
-                          "update for a constant learning rate, rounded differently (measured up to 7e-5 "
-                          "relative after 20 steps)"),
+                          "update for a constant learning rate, rounded differently (measured 1.2e-7 apart "
+                          "after 20 steps)"),
+}
+# How the Keras class applies a sparse gradient (``IndexedSlices``: an embedding lookup, a gather)
+# differently from TF 1, which merges the rows of repeated ids first and leaves the rows absent
+# from the batch untouched; and the largest difference of a model's variables after 20 steps
+# (tests/proofs/test_tfc104_sparse.py measures it; GradientDescent -> SGD: 0, no gate).
+SPARSE_DIFFERS: Dict[str, Tuple[str, str]] = {
+    "AdagradOptimizer": ("adds the square of each repeated id's gradient apart, where TF 1 squares their sum",
+                         "0.039"),
+    "AdadeltaOptimizer": ("applies each repeated id's gradient apart, where TF 1 merges them first", "5.0e-4"),
+    "FtrlOptimizer": ("sets the rows absent from the batch to zero, where TF 1 leaves them untouched", "1.0"),
+    "AdamOptimizer": ("applies each repeated id's gradient apart, where TF 1 merges them first", "0.065"),
+    "MomentumOptimizer": ("keeps moving the rows absent from the batch with their momentum, where TF 1 leaves "
+                          "them untouched", "0.27"),
 }
 # Where an optimizer's state is saved (the gate names the first one it finds).
 CHECKPOINTS = {"tf.train.Checkpoint", "tf.train.CheckpointManager", "tf.train.Saver", "tf.contrib.eager.Saver",
@@ -153,9 +167,34 @@ class KerasOptimizerInEagerCode(TfcCodemod):
     ```
 
     ## Fix safety
-    Safe for GradientDescent, Adagrad, Adadelta and Ftrl (the executed equivalence tests
-    agree to rtol 1e-5). Unsafe for Adam and Momentum: the same update formula, rounded
-    differently in float32 (measured up to 7e-5 relative after 20 steps of a small model).
+    Safe for GradientDescent, Adagrad, Adadelta and Ftrl; unsafe for Adam and Momentum (the
+    same update formula, rounded differently in float32). With sparse gradients
+    (``IndexedSlices``: ``tf.nn.embedding_lookup``, ``tf.gather``, a Keras ``Embedding``...)
+    TF 1 merges the rows of ids repeated in a batch and leaves the rows absent from the batch
+    untouched, where Keras Adagrad, Adadelta and Adam apply each repeated id apart, Keras Ftrl
+    sets the absent rows to zero and Keras SGD with momentum keeps moving them. So every class
+    but GradientDescent is converted only where no variable can receive one: every TensorFlow
+    name the module uses is on a list of APIs known to give dense gradients
+    (``codemods/rules/tape/sparse_gradients.py``), the module imports nothing but TensorFlow, NumPy and
+    the standard library, and no parameter is called; otherwise the rule reports the first
+    cause and keeps the optimizer.
+
+    Measured by ``tests/proofs/test_tfc104_sparse.py``: the largest absolute difference of the model's
+    variables after 20 steps, TF 1 (``tf.compat.v1.train`` in eager on ``tf.Variable``) against
+    the Keras class the rule writes, for a 6-row embedding table read through a one-hot
+    ``matmul`` (dense) or ``tf.nn.embedding_lookup`` with an id repeated in every batch and
+    rows absent from it (sparse):
+
+    | TF 1 optimizer | Keras class | dense | sparse |
+    |---|---|---|---|
+    | GradientDescent | SGD | 0 | 0 |
+    | Adagrad | Adagrad | 6.0e-8 | 0.039 |
+    | Adadelta | Adadelta | 0 | 5.0e-4 |
+    | Ftrl | Ftrl | 3.0e-8 | 1.0 |
+    | Adam | Adam | 2.0e-6 | 0.065 |
+    | Momentum | SGD(momentum=) | 1.2e-7 | 0.27 |
+    | RMSProp | RMSprop (not written) | 0.11 | 0.13 |
+
     No fix, with the reason, for RMSProp (TF1 starts its mean square at 1.0), Momentum with
     a non-constant learning rate, the proximal/DA optimizers, ``use_locking=True``, or an
     optimizer used in any other way than ``apply_gradients`` statements. Graph-mode code
@@ -175,6 +214,7 @@ class KerasOptimizerInEagerCode(TfcCodemod):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._ctor_new: Dict[int, str] = {}
+        self.__dict__.pop("_sparse", None)
         self._apply_new: Dict[int, List[str]] = {}
         planner = shared_planner(self, node, run=False)
         used = planner.facts.tf_used
@@ -272,6 +312,14 @@ class KerasOptimizerInEagerCode(TfcCodemod):
                                   "`g`, so a decaying rate trains differently; the optimizer stays "
                                   "`tf.compat.v1.train.MomentumOptimizer` (manual edit required)")
                 return
+        if short in SPARSE_DIFFERS:
+            sparse = self._sparse_reason()
+            if sparse is not None:
+                how, measured = SPARSE_DIFFERS[short]
+                self.report(call, f"a variable may receive a sparse gradient (`IndexedSlices`): {sparse}; Keras "
+                                  f"`{keras_cls}` {how} (measured {measured} apart after 20 steps), so the "
+                                  f"optimizer stays `tf.compat.v1.train.{short}` {MANUAL}", fix=FixSafety.NONE)
+                return
         defaults = dict(signature)
         kwargs: List[str] = []
         for keras_name, source in mapping:
@@ -311,6 +359,12 @@ class KerasOptimizerInEagerCode(TfcCodemod):
             if step is not None and not (isinstance(step, cst.Name) and step.value == "None"):
                 extra.append(f"{self._code(step)}.assign_add(1)")
             self._apply_new[id(line)] = [new_apply] + extra
+
+    def _sparse_reason(self) -> Optional[str]:
+        """Why a variable may receive ``IndexedSlices`` (computed once per module), or None."""
+        if not hasattr(self, "_sparse"):
+            self._sparse = sparse_gradient_reason(self._planner.facts, self._module)
+        return self._sparse
 
     def _checkpoint_reference(self, target: cst.Name, other_uses: List[cst.CSTNode]) -> Optional[str]:
         """Where the optimizer's state may be checkpointed: a Checkpoint/Saver in this file that

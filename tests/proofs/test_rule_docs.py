@@ -17,16 +17,17 @@ import pytest
 
 from codemods.engine.core import FixSafety
 from codemods.engine.registry import RULES
-from codemods.api import migrate_source
+from codemods.api import Options, migrate_source
 
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
 def _executable(rule) -> bool:
     """Whether the Example can be trained here: one whose program builds a ``tf.distribute``
     strategy needs several devices, which the worker does not set up (derived from the rule's
     own Example, never a hand-kept list); one that opens its own ``tf.Session`` is a whole session
-    script, trained before and after by ``tests/proofs/test_eager_migration.py``."""
+    script, trained before and after by ``tests/proofs/test_eager_migration.py``; an opt-in rule
+    (TFC203) reports what the fixes left, and its Use instead sketches a manual rewrite."""
     example = sections(rule)[0]
-    return "tf.distribute." not in example and "Session(" not in example
+    return "tf.distribute." not in example and "Session(" not in example and not rule.OPT_IN
 
 
 def sections(rule) -> Tuple[str, str]:
@@ -48,6 +49,10 @@ def has_fix(rule) -> bool:
     return doc.fix != "no fix"
 
 
+def options(rule) -> Options:
+    """Default options, with an opt-in rule (TFC203) selected along with every other rule."""
+    return Options(select=frozenset({"TFC"})) if rule.OPT_IN else Options()
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.CODE)
 def test_doc_has_the_headings(rule) -> None:
     """Every rule documents What it does / Why is this bad? / Example / Use instead / Fix safety."""
@@ -61,7 +66,7 @@ def test_example_becomes_use_instead(rule) -> None:
     """The engine turns the Example into exactly the Use instead, applying this rule's fix; a rule
     without a fix reports the Example and leaves it alone, and is silent on the Use instead."""
     example, use_instead = sections(rule)
-    result = migrate_source(example)
+    result = migrate_source(example, options(rule))
     mine = [d for d in result.diagnostics if d.code == rule.CODE]
     assert mine, f"{rule.CODE} does not report its own Example: {[d.format() for d in result.diagnostics]}"
     if has_fix(rule):
@@ -69,7 +74,7 @@ def test_example_becomes_use_instead(rule) -> None:
         assert result.code == use_instead
     else:
         assert result.code == example and all(d.fix is FixSafety.NONE for d in mine)
-        assert not [d for d in migrate_source(use_instead).diagnostics if d.code == rule.CODE]
+        assert not [d for d in migrate_source(use_instead, options(rule)).diagnostics if d.code == rule.CODE]
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,7 @@ def sparse_gradient_reason(facts, module: cst.Module) -> Optional[str]:
     """Why a variable of ``module`` may receive an ``IndexedSlices`` gradient (its first cause, a
     true sentence that ends where the caller's message goes on), or None when none can.
 
-    ``facts`` is the planner's ``codemods.rules.tape.facts.ProgramFacts`` for ``module``."""
+    ``facts`` is the planner's ``codemods.rules.tape.facts.ModuleFacts`` for ``module``."""
     finder = _Finder(facts)
     module.visit(finder)
     return finder.reason

@@ -7,7 +7,6 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat
-from _tf_versions import KERAS2_WRAPPER_REASON, KERAS_MAJOR, requires_keras3
 from reference import contrib_estimator
 
 V1 = tf.compat.v1
@@ -228,7 +227,6 @@ def _tmp(name):
     return str(__import__("pathlib").Path(tempfile.mkdtemp()) / name)
 
 
-@requires_keras3
 def test_keras_wrapper_clips_and_proxies():
     """The Keras wrapper clips by the global norm, proxies iterations/learning_rate and checkpoints."""
     v = tf.Variable([3.0, 4.0])
@@ -249,7 +247,6 @@ def test_keras_wrapper_clips_and_proxies():
     assert int(opt.iterations) == 2
 
 
-@requires_keras3
 def test_keras_wrapper_matches_manual_clip_over_steps_and_checkpoint():
     """Keras Adam via the wrapper equals tape+tf.clip_by_global_norm+Adam, also across a checkpoint."""
     rng = np.random.RandomState(0)
@@ -318,7 +315,7 @@ def test_constant_tensor_clip_norm_checked_and_placeholder_accepted():
 @pytest.mark.parametrize(
     "make",
     [lambda: V1.train.GradientDescentOptimizer(0.1),
-     pytest.param(lambda: tf.keras.optimizers.SGD(0.1), marks=requires_keras3)],
+     lambda: tf.keras.optimizers.SGD(0.1)],
 )
 def test_empty_gradient_list_has_clear_error(make):
     """An empty grads_and_vars, or only None gradients, raise a clear ValueError."""
@@ -344,8 +341,6 @@ def test_summaries_graph_and_eager(tmp_path):
         assert vals["ClipByNormGradientDescent/global_norm"] == pytest.approx(10.0)
         assert vals["ClipByNormGradientDescent/clipped_global_norm"] == pytest.approx(1.0)
 
-    if KERAS_MAJOR < 3:
-        pytest.skip(KERAS2_WRAPPER_REASON + " (the graph-mode v1 part above ran)")
     writer = tf.summary.create_file_writer(str(tmp_path))
     v = tf.Variable([3.0, 4.0])
     opt = tfclip_compat.clip_gradients_by_norm(tf.keras.optimizers.SGD(0.1), 1.0, summaries=True)
@@ -430,7 +425,6 @@ def _keras_state(opt, v):
     return [v.numpy()] + [x.numpy() for x in opt.optimizer.variables]
 
 
-@requires_keras3
 @pytest.mark.parametrize("use_function", [False, True], ids=["eager", "tf.function"])
 def test_keras_policies_eager_and_function(use_function):
     """Keras Adam wrapper: skip keeps vars/slots/iterations, raise names the variable, propagate NaNs."""

@@ -15,7 +15,6 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat
-from _tf_versions import requires_keras3
 
 V1 = tf.compat.v1
 STEPS = 6
@@ -60,7 +59,6 @@ def _keras_run(strategy, mode):
     return w.numpy()
 
 
-@requires_keras3
 def test_mirrored_keras_two_replicas_equal_one_device(two_replica_strategy):
     """Keras SGD wrapper: 2 MirroredStrategy replicas train like 1 device; naive clipping does not."""
     two = two_replica_strategy
@@ -115,7 +113,6 @@ def test_mirrored_v1_two_replicas_equal_one_device(adam, two_replica_strategy):
         assert not np.allclose(_v1_run(two, "naive", adam), w_one, rtol=1e-3)
 
 
-@requires_keras3
 def test_mirrored_skip_policy_skips_on_every_replica(two_replica_strategy):
     """nonfinite='skip' under MirroredStrategy: a NaN on one replica skips the step everywhere."""
     two = two_replica_strategy
@@ -191,7 +188,6 @@ def _free_ports(n):
             s.close()
 
 
-@requires_keras3
 def test_multiworker_two_processes_equal_one_device(tmp_path):
     """MultiWorkerMirroredStrategy, 2 worker processes on loopback: equals 1 device (rtol 1e-5)."""
     script = tmp_path / "worker.py"

@@ -7,8 +7,6 @@ A batch with a NaN input gives NaN gradients. "skip" must leave weights, optimiz
 
 from __future__ import annotations
 
-import _requires_keras3  # noqa: F401 - skips this module on Keras 2 (TF 2.15)
-
 import keras
 import numpy as np
 import pytest

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat as tfc
-from _tf_versions import KERAS_MAJOR, requires_keras3
+from _tf_versions import KERAS_MAJOR
 from tfclip_compat._restore import _variable_index
 
 V1 = tf.compat.v1
@@ -189,7 +189,6 @@ def test_momentum_slot_is_scaled_by_minus_learning_rate(tmp_path):
     np.testing.assert_allclose(keras_m, -0.05 * opt.get_slot(m.w, "momentum").numpy(), rtol=1e-6)
 
 
-@requires_keras3
 def test_wrapped_keras_optimizer_is_unwrapped(tmp_path):
     """The Keras optimizer inside clip_gradients_by_norm's wrapper receives the state."""
     make_v1, make_keras = CASES["Adam"]

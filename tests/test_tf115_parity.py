@@ -14,7 +14,6 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat as tfc
-from _tf_versions import KERAS_MAJOR, requires_keras3
 from _tiny_model_data import E0, IDS_DUPLICATE, W0, X, Y
 from reference import contrib_estimator, contrib_layers, contrib_training
 
@@ -146,7 +145,7 @@ def test_raise_is_atomic_for_create_train_op():
 
 
 @pytest.mark.parametrize("wrap", sorted(WRAPS))
-@pytest.mark.parametrize("kind", ["v1", pytest.param("keras", marks=requires_keras3)])
+@pytest.mark.parametrize("kind", ["v1", "keras"])
 def test_raise_is_atomic_in_tf_function(kind, wrap):
     """tf.function: when the step raises, no variable, slot, beta power or Keras iterations changed."""
     v = tf.Variable([1.0, 2.0], name="fv")
@@ -174,7 +173,7 @@ def test_raise_is_atomic_in_tf_function(kind, wrap):
         np.testing.assert_array_equal(b, a)
 
 
-@pytest.mark.parametrize("kind", ["v1", pytest.param("keras", marks=requires_keras3)])
+@pytest.mark.parametrize("kind", ["v1", "keras"])
 def test_raise_is_atomic_under_mirrored_strategy(kind, two_replica_strategy):
     """MirroredStrategy, NaN on replica 1 only: the step raises and no replica changed anything."""
     strategy = two_replica_strategy
@@ -403,7 +402,6 @@ def test_default_trainable_variables_are_in_creation_order():
 
 
 # ------------------------------------------------------------- item 9: messages and AutoGraph noise
-@requires_keras3
 def test_keras_apply_before_build_says_to_build():
     """Keras apply(grads) without trainable_variables on an unbuilt optimizer says build() / trainable_variables=."""
     opt = tfc.clip_gradients_by_norm(tf.keras.optimizers.SGD(0.1), 1.0)
@@ -430,12 +428,9 @@ def test_no_autograph_warning_when_traced():
         opts = [
             tfc.clip_gradients_by_norm(V1.train.AdamOptimizer(0.1), 1.0),
             tfc.wrap_optimizer(V1.train.GradientDescentOptimizer(0.1), tfc.Chain(tfc.ClipByGlobalNorm(1.0), tfc.AutoClip())),
+            tfc.clip_gradients_by_norm(tf.keras.optimizers.Adam(0.1), 1.0, nonfinite="skip"),
+            tfc.wrap_optimizer(tf.keras.optimizers.SGD(0.1), tfc.Chain(tfc.ClipByGlobalNorm(1.0), tfc.AutoClip())),
         ]
-        if KERAS_MAJOR >= 3:  # the Keras wrapper needs Keras 3 (_tf_versions.KERAS2_WRAPPER_REASON)
-            opts += [
-                tfc.clip_gradients_by_norm(tf.keras.optimizers.Adam(0.1), 1.0, nonfinite="skip"),
-                tfc.wrap_optimizer(tf.keras.optimizers.SGD(0.1), tfc.Chain(tfc.ClipByGlobalNorm(1.0), tfc.AutoClip())),
-            ]
         for opt in opts:
             @tf.function
             def step(opt=opt):

@@ -7,7 +7,6 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat as tfc
-from _tf_versions import requires_keras3
 
 V1 = tf.compat.v1
 RNG = np.random.RandomState(5)
@@ -62,7 +61,6 @@ class _Run:
         return values
 
 
-@requires_keras3
 @pytest.mark.parametrize("build_before_restore", [True, False])
 def test_checkpoint_restore_mid_run_equals_uninterrupted(tmp_path, build_before_restore):
     """tf.train.Checkpoint: 6 steps, save, restore into fresh objects, 6 more == 12 straight."""
@@ -85,7 +83,6 @@ def test_checkpoint_restore_mid_run_equals_uninterrupted(tmp_path, build_before_
     assert int(counts["skip_count"]) >= 2 and int(counts["steps"]) == len(SCALES)
 
 
-@requires_keras3
 def test_checkpoint_contains_transform_state(tmp_path):
     """The checkpoint holds the transforms' variables under the wrapper's gradient_transform."""
     run = _Run()

@@ -7,7 +7,6 @@ import pytest
 import tensorflow as tf
 
 import tfclip_compat as tfc
-from _tf_versions import requires_keras3
 
 V1 = tf.compat.v1
 RNG = np.random.RandomState(11)
@@ -99,7 +98,7 @@ def _run(strategy, kind):
     return state
 
 
-@pytest.mark.parametrize("kind", [pytest.param("keras", marks=requires_keras3), "v1"])
+@pytest.mark.parametrize("kind", ["keras", "v1"])
 def test_two_replicas_equal_one_device(kind):
     """Weights and every transform statistic: 2 MirroredStrategy replicas == 1 device (rtol 1e-5)."""
     two = _two_replica_strategy()

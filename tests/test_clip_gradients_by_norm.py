@@ -312,11 +312,7 @@ def test_constant_tensor_clip_norm_checked_and_placeholder_accepted():
         tfclip_compat.clip_gradients_by_norm(V1.train.GradientDescentOptimizer(0.1), ph)
 
 
-@pytest.mark.parametrize(
-    "make",
-    [lambda: V1.train.GradientDescentOptimizer(0.1),
-     lambda: tf.keras.optimizers.SGD(0.1)],
-)
+@pytest.mark.parametrize("make", [lambda: V1.train.GradientDescentOptimizer(0.1), lambda: tf.keras.optimizers.SGD(0.1)])
 def test_empty_gradient_list_has_clear_error(make):
     """An empty grads_and_vars, or only None gradients, raise a clear ValueError."""
     opt = tfclip_compat.clip_gradients_by_norm(make(), 1.0)

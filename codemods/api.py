@@ -6,10 +6,10 @@ This is the one entry point the CLI, the fixture tests and the benchmarks use::
     result.code          # rewritten source (identical object content when nothing changed)
     result.diagnostics   # list[Diagnostic], applied fixes flagged ``applied=True``
 
-``rules`` defaults to the package's rules (``codemods._registry``: every
+``rules`` defaults to the package's rules (``codemods.engine.registry``: every
 ``tfcNNN_*.py`` module, ordered by phase); pass any sequence of rule classes instead.
 
-Per file, cheapest first (``codemods._prepass``): the text stage drops the rules whose
+Per file, cheapest first (``codemods.engine.prepass``): the text stage drops the rules whose
 ``SITES`` cannot hold on the text; CPython parses the file (a file it rejects is a
 ``SourceError``, TFC900); the ast stage drops the rules whose ``SITES`` do not hold on
 the tree. Only then is libcst imported and the file parsed by it, and only the remaining
@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
-from codemods import _registry
-from codemods._core import (  # re-exported: the engine's public vocabulary
+from codemods.engine import registry as _registry
+from codemods.engine.core import (  # re-exported: the engine's public vocabulary
     Diagnostic,
     FixSafety,
     Options,
@@ -35,8 +35,8 @@ from codemods._core import (  # re-exported: the engine's public vocabulary
     enabled,
     encode_source,
 )
-from codemods._prepass import ModuleIndex, parse_python
-from codemods.tfc900_unparsable_file import UnparsableFile
+from codemods.engine.prepass import ModuleIndex, parse_python
+from codemods.rules.tfc900_unparsable_file import UnparsableFile
 
 if TYPE_CHECKING:  # pragma: no cover
     import ast
@@ -144,11 +144,11 @@ def _run_rules(source: str, options: Options, path: str, rule_set: Tuple[type, .
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
-    from codemods._base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
-    from codemods._command import RuleContext
-    from codemods._fastvisit import fast_visits
-    from codemods._metadata import needs_parents, prefill
-    from codemods._splice import SpliceConflict, splice
+    from codemods.engine.base import DIAGNOSTICS_KEY, ENGINE_RULES_KEY, SHARED_CACHE_KEY, SHARED_WRAPPER_KEY, SOURCE_KEY
+    from codemods.engine.command import RuleContext
+    from codemods.engine.fastcst.visit import fast_visits
+    from codemods.engine.fastcst.metadata import needs_parents, prefill
+    from codemods.engine.splice import SpliceConflict, splice
 
     try:
         module = cst.parse_module(source)
@@ -229,7 +229,7 @@ def _original_positions(found: List[Tuple[List[Diagnostic], int]], versions: Lis
     """Diagnostics with positions in the text as read: a rule that ran after another one
     rewrote the module reported positions in the rewritten code (e.g. shifted by an added
     import); map them back through each rewrite."""
-    from codemods._splice import line_mapper
+    from codemods.engine.splice import line_mapper
 
     mappers: dict = {}
     out: List[Diagnostic] = []

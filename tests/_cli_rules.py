@@ -22,7 +22,7 @@ import time
 
 import libcst as cst
 
-from codemods._base import FixSafety, Phase, TfcCodemod
+from codemods.engine.base import FixSafety, Phase, TfcCodemod
 
 
 class RenameRule(TfcCodemod):

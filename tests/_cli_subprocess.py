@@ -26,9 +26,9 @@ def can_drop_to_nobody() -> bool:
 # before it touches a file. A module missing from this list fails loudly (ImportError).
 _AS_NOBODY = """
 import os, sys
-for name in ("_cli_rules", "codemods.cli", "codemods._runner", "codemods._pool", "codemods._process",
-             "codemods._writes", "codemods._notebooks", "codemods._notebook_layout", "codemods._splice",
-             "codemods._config",
+for name in ("_cli_rules", "codemods.cli", "codemods.cli.runner", "codemods.cli.pool", "codemods.cli.process",
+             "codemods.cli.writes", "codemods.notebooks.cells", "codemods.notebooks.layout", "codemods.engine.splice",
+             "codemods.cli.config",
              "codemods.api", "tempfile", "hashlib", "difflib", "json", "multiprocessing",
              "multiprocessing.connection", "ctypes", "tomllib", "inspect", "importlib.metadata",
              "encodings.latin_1", "encodings.ascii"):

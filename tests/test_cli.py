@@ -22,13 +22,13 @@ import _cli_rules
 import libcst as cst
 import pytest
 
-import codemods._discovery as discovery_mod
-import codemods._notebooks as notebooks_mod
-import codemods._writes as writes_mod
-import codemods._registry
+import codemods.cli.discovery as discovery_mod
+import codemods.notebooks.cells as notebooks_mod
+import codemods.cli.writes as writes_mod
+import codemods.engine.registry
 import codemods.api
 from _cli_rules import RenameRule
-from codemods._report import unified_diff
+from codemods.cli.report import unified_diff
 from codemods.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -794,7 +794,7 @@ class TestTrees:
 
 
 def _has_real(code: str) -> bool:
-    return any(rule.CODE == code for rule in codemods._registry.RULES)
+    return any(rule.CODE == code for rule in codemods.engine.registry.RULES)
 
 
 @pytest.mark.skipif(not _has_real("TFC001"), reason="TFC001 is not registered yet")

@@ -17,7 +17,7 @@ import _cli_subprocess as sub
 import libcst as cst
 import pytest
 
-from codemods._splice import SpliceConflict, line_mapper, splice
+from codemods.engine.splice import SpliceConflict, line_mapper, splice
 from codemods.cli import main
 
 SEED = (
@@ -100,11 +100,11 @@ class TestOnlyFindingsChange:
 
     def test_spliced_text_must_be_the_rewritten_program(self, tree, capsys, monkeypatch):
         """If splicing ever produced a program other than the rules' output, nothing is written."""
-        import codemods._splice
+        import codemods.engine.splice
 
         source = "y = legacy_clip(1)\ntry:\n    pass\nexcept E :\n    pass\n"
         (tree / "a.py").write_text(source)
-        monkeypatch.setattr(codemods._splice, "splice", lambda original, roundtrip, rewritten: rewritten + "z = 2\n")
+        monkeypatch.setattr(codemods.engine.splice, "splice", lambda original, roundtrip, rewritten: rewritten + "z = 2\n")
         rc, out, err = run(capsys, "fix", "a.py", "-j1")
         assert rc == 1 and (tree / "a.py").read_text() == source and "Rewriting" not in err
         assert "a.py:1:1: TFC900 fixes not applied" in out

@@ -1,4 +1,4 @@
-"""The result cache (``codemods/_cache.py``) and the streaming reporter (``codemods/_report.py``).
+"""The result cache (``codemods/cli/cache.py``) and the streaming reporter (``codemods/cli/report.py``).
 
 The cache may only ever make a run faster: a warm run prints exactly what a cold one prints,
 ``fix`` never writes from it, a changed file, other settings or another tool version are
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from codemods import _cache
-from codemods._report import Reporter, Spool
+from codemods.cli import cache as _cache
+from codemods.cli.report import Reporter, Spool
 from codemods.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,8 +181,8 @@ class TestTreeIndex:
         def refuse(*args, **kwargs):
             raise AssertionError("a file of an unchanged tree was processed")
 
-        monkeypatch.setattr("codemods._runner.process", refuse)
-        monkeypatch.setattr("codemods._pool.process", refuse)
+        monkeypatch.setattr("codemods.cli.runner.process", refuse)
+        monkeypatch.setattr("codemods.cli.pool.process", refuse)
         assert run(capsys, *argv) == cold
         assert len(trees()) == 1 and _cache.read_tree(trees()[0]) == index
         assert trees()[0].stat().st_mtime_ns >= stamp
@@ -213,7 +213,7 @@ class TestTreeIndex:
         lines[-1] = lines[-1][: len(lines[-1]) // 2]
         path.write_bytes(b"\n".join([header, *lines]))
         processed = []
-        from codemods import _runner
+        from codemods.cli import runner as _runner
 
         real_process = _runner.process
         monkeypatch.setattr(_runner, "process", lambda *a, **k: processed.append(a[1]) or real_process(*a, **k))

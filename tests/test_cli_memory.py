@@ -1,6 +1,6 @@
 """What keeps a run's memory flat in the number of files: the compact file list
-(``codemods._discovery.Targets``) and the per-file garbage collection
-(``codemods._runner.per_file_gc``). The memory figures themselves are measured by
+(``codemods.cli.discovery.Targets``) and the per-file garbage collection
+(``codemods.cli.runner.per_file_gc``). The memory figures themselves are measured by
 ``benchmarks/run.py --only scaling``, not asserted here.
 """
 
@@ -12,9 +12,11 @@ import weakref
 
 import pytest
 
-from codemods import _config, _discovery
-from codemods._discovery import Target, Targets
-from codemods._runner import per_file_gc
+from codemods.cli import config as _config
+
+from codemods.cli import discovery as _discovery
+from codemods.cli.discovery import Target, Targets
+from codemods.cli.runner import per_file_gc
 
 
 def _tree(root):

@@ -174,7 +174,7 @@ class TestOneProgram:
         """When the program as a whole cannot be parsed (libcst refuses what CPython accepted), the
         TFC900 names the cell and the line within it; the notebook is left unchanged."""
         import codemods.api
-        from codemods._core import SourceError
+        from codemods.engine.core import SourceError
 
         raw = notebook(training_notebook())
         nb_path.write_bytes(raw)

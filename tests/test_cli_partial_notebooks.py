@@ -1,6 +1,6 @@
 """Notebooks with code cells that do not parse (the ML Crash Course exercise shape): the other
 cells are analysed as one program, only the drop-in `tfclip_compat` fixes (TFC001-TFC004) are
-applied, and only when no bad cell could rebind a name the fix reads (codemods._partial_notebooks).
+applied, and only when no bad cell could rebind a name the fix reads (codemods.notebooks.partial).
 
 These tests use the real rules.
 """
@@ -193,7 +193,7 @@ def test_tape_form_candidate_reported_not_rewritten(nb_path, capsys):
 
 def test_module_exports():
     """The helper module keeps its documented, sorted `__all__`."""
-    import codemods._partial_notebooks as mod
+    import codemods.notebooks.partial as mod
 
     assert mod.__all__ == sorted(mod.__all__) and all(hasattr(mod, name) for name in mod.__all__)
     assert Path(mod.__file__).read_text().count("\n") < 400
@@ -201,8 +201,8 @@ def test_module_exports():
 
 def test_removed_clipping_names_match_the_rules_table() -> None:
     """The TFC900 note's list of removed clipping APIs is the contrib rules' table (last names)."""
-    from codemods._names import CONTRIB_TO_SHIM
-    from codemods._process import REMOVED_CLIPPING_NAMES
+    from codemods.rules.tfnames import CONTRIB_TO_SHIM
+    from codemods.cli.process import REMOVED_CLIPPING_NAMES
 
     assert set(REMOVED_CLIPPING_NAMES) == {key.rsplit(".", 1)[1] for key in CONTRIB_TO_SHIM}
 

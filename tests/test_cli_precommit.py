@@ -40,7 +40,7 @@ def _pypi_reachable() -> bool:
 
 
 def _tfc001_registered() -> bool:
-    from codemods._registry import RULES
+    from codemods.engine.registry import RULES
 
     return any(rule.CODE == "TFC001" for rule in RULES)
 

@@ -23,7 +23,7 @@ import _cli_rules
 import _cli_subprocess as sub
 import pytest
 
-import codemods._writes as writes_mod
+import codemods.cli.writes as writes_mod
 from codemods.cli import main
 
 needs_root = pytest.mark.skipif(not sub.can_drop_to_nobody(), reason="running a child as nobody needs root")
@@ -477,7 +477,7 @@ def test_module_is_importable_without_tensorflow():
     """The safety machinery (writes, signals, pool) imports no TensorFlow and no libcst."""
     code = (
         "import sys\n"
-        "import codemods._writes, codemods._signals, codemods._pool, codemods._runner, codemods.cli\n"
+        "import codemods.cli.writes, codemods.cli.signals, codemods.cli.pool, codemods.cli.runner, codemods.cli\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'libcst'))\n"
         "assert not bad, bad\n"
     )

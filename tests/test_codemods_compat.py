@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from codemods._base import FixSafety
-from codemods._contrib_signatures import HELPERS, OPTIONAL, REQUIRED, SHIM_MISSING
-from codemods._names import CONTRIB_TO_SHIM
-from codemods._registry import RULES
+from codemods.engine.base import FixSafety
+from codemods.rules.compat.contrib_signatures import HELPERS, OPTIONAL, REQUIRED, SHIM_MISSING
+from codemods.rules.tfnames import CONTRIB_TO_SHIM
+from codemods.engine.registry import RULES
 from codemods.api import Options, migrate_source
-from codemods.tfc001_contrib_clip_gradients_by_norm import ContribClipGradientsByNorm
-from codemods.tfc002_contrib_training import ContribTraining
-from codemods.tfc003_contrib_optimize_loss import ContribOptimizeLoss
-from codemods.tfc004_clip_by_average_norm import ClipByAverageNorm
+from codemods.rules.tfc001_contrib_clip_gradients_by_norm import ContribClipGradientsByNorm
+from codemods.rules.tfc002_contrib_training import ContribTraining
+from codemods.rules.tfc003_contrib_optimize_loss import ContribOptimizeLoss
+from codemods.rules.tfc004_clip_by_average_norm import ClipByAverageNorm
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPAT_RULES = (ContribClipGradientsByNorm, ContribTraining, ContribOptimizeLoss, ClipByAverageNorm)
@@ -203,7 +203,7 @@ def test_rule_runs_under_libcst_tool(tmp_path: Path) -> None:
 _NO_TF = """
 import importlib, json, sys
 import codemods.api
-from codemods._registry import RULES
+from codemods.engine.registry import RULES
 for rule in RULES:
     importlib.import_module(rule.__module__)
 from codemods.api import migrate_source

@@ -11,7 +11,7 @@ from typing import List
 from libcst.codemod import CodemodTest
 
 from codemods.api import Options, migrate_source
-from codemods.tfc103_minimize_tape import MinimizeToTape
+from codemods.rules.tfc103_minimize_tape import MinimizeToTape
 
 HEAD = """\
 import tensorflow.compat.v1 as tf
@@ -243,9 +243,9 @@ def test_codemods_never_import_tensorflow() -> None:
     """Importing every TF 2 form rule (and running it) leaves TensorFlow unimported."""
     code = (
         "import sys\n"
-        "import codemods.tfc101_compute_apply_tape, codemods.tfc102_tf_gradients_tape\n"
-        "import codemods.tfc103_minimize_tape, codemods.tfc104_keras_optimizer\n"
-        "import codemods.tfc201_per_replica_clipping, codemods.tfc202_unprovable_gradient_site\n"
+        "import codemods.rules.tfc101_compute_apply_tape, codemods.rules.tfc102_tf_gradients_tape\n"
+        "import codemods.rules.tfc103_minimize_tape, codemods.rules.tfc104_keras_optimizer\n"
+        "import codemods.rules.tfc201_per_replica_clipping, codemods.rules.tfc202_unprovable_gradient_site\n"
         "from codemods.api import migrate_source\n"
         "migrate_source('import tensorflow as tf\\nloss = tf.reduce_sum(tf.Variable(1.0))\\n"
         "op = tf.train.AdamOptimizer(0.1).minimize(loss)\\n')\n"

@@ -1,4 +1,4 @@
-"""The rules' codemod base without ``libcst.codemod`` (``codemods._command``): it behaves as
+"""The rules' codemod base without ``libcst.codemod`` (``codemods.engine.command``): it behaves as
 libcst's ``VisitorBasedCodemodCommand`` -- same output, warnings, import bookkeeping, passes,
 matcher decorators and helpers -- and a ``check`` of a training script never imports
 ``libcst.matchers`` (about 0.25 s, twice ``import libcst``)."""
@@ -19,12 +19,16 @@ from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.matchers import MatcherDecoratableTransformer
 
-from codemods import _command, _registry, api
-from codemods._analysis import all_identifiers, has_comment
-from codemods._base import TfcCodemod
-from codemods._command import Command, RuleContext
-from codemods._core import Options, Phase
-from codemods._prepass import calls
+from codemods.engine import command as _command
+
+from codemods.engine import registry as _registry
+
+from codemods import api
+from codemods.rules.analysis import all_identifiers, has_comment
+from codemods.engine.base import TfcCodemod
+from codemods.engine.command import Command, RuleContext
+from codemods.engine.core import Options, Phase
+from codemods.engine.prepass import calls
 
 ROOT = Path(__file__).resolve().parents[1]
 

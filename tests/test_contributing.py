@@ -44,7 +44,7 @@ def test_every_command_names_something_that_exists():
         if argv[:2] == ["pip", "install"]:
             assert argv[2:] == ["-e", ".[dev]"]
         elif argv[:2] == ["python", "-m"]:
-            assert argv[2] in ("codemods._registry", "codemods._docs") and len(argv) == 3, argv
+            assert argv[2] in ("codemods.engine.registry", "tools.rule_pages") and len(argv) == 3, argv
             proc = subprocess.run([sys.executable, "-m", argv[2], "--check"], cwd=ROOT, capture_output=True, text=True)
             assert proc.returncode == 0, f"{' '.join(argv)} --check: {proc.stderr}"
         elif argv[0] == "pytest":
@@ -52,7 +52,7 @@ def test_every_command_names_something_that_exists():
             assert paths and all((ROOT / p).is_file() for p in paths), argv
         else:
             assert argv[:2] == ["ruff", "check"], f"a command this test does not know: {argv}"
-    assert seen == {"pip", "python -m codemods._registry", "python -m codemods._docs", "pytest", "ruff"}
+    assert seen == {"pip", "python -m codemods.engine.registry", "python -m tools.rule_pages", "pytest", "ruff"}
 
 
 def test_lint_command_passes():

@@ -1,7 +1,7 @@
 """The engine's faster libcst traversals give exactly libcst's results.
 
-``codemods._fastvisit`` walks read-only visitors without rebuilding the tree, and
-``codemods._metadata`` computes ``ParentNodeProvider`` from the dataclass fields: on every
+``codemods.engine.fastcst.visit`` walks read-only visitors without rebuilding the tree, and
+``codemods.engine.fastcst.metadata`` computes ``ParentNodeProvider`` from the dataclass fields: on every
 fixture (and on a file of syntax the fixtures lack) the callback trace, ``children`` and the
 metadata must be identical to libcst's own.
 """
@@ -22,9 +22,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from codemods._fastvisit import fast_visits
-from codemods._metadata import QualifiedNames, parent_map
-from codemods._positions import Positions
+from codemods.engine.fastcst.visit import fast_visits
+from codemods.engine.fastcst.metadata import QualifiedNames, parent_map
+from codemods.engine.fastcst.positions import Positions
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))

@@ -4,7 +4,7 @@ exactly the fixes `fix` applies.
 
 Each layout case is a notebook with the TFC001 site in a later cell than the import; `fix
 --select TFC001` must rewrite it, and every byte outside the changed cells' `source` values
-must stay as it was. The spans are located here independently of `codemods._notebook_layout`
+must stay as it was. The spans are located here independently of `codemods.notebooks.layout`
 (by the unique first and last line of each cell), and the new values must decode to the same
 sources as the Jupyter-layout reference run.
 """
@@ -346,7 +346,7 @@ def test_unsafe_fix_refused_only_with_unsafe_fixes(tmp_path, monkeypatch, capsys
 def test_splice_verified_before_writing(tmp_path, monkeypatch, capsys):
     """If the spliced JSON does not decode to the intended notebook, nothing is written and
     TFC900 names why (the check guards against a splicing bug)."""
-    import codemods._notebook_layout as layout
+    import codemods.notebooks.layout as layout
 
     monkeypatch.chdir(tmp_path)
     real = layout.splice_sources
@@ -367,7 +367,7 @@ def test_splice_verified_before_writing(tmp_path, monkeypatch, capsys):
 def test_added_lines_in_empty_and_one_line_sources():
     """Lines added to an empty list or a one-line list are laid out like the file's other lists
     (json.dumps's layout for indent 1, 2 and 4, and for one-line JSON)."""
-    from codemods._notebook_layout import splice_sources
+    from codemods.notebooks.layout import splice_sources
 
     for indent in (1, 2, 4, None):
         data = {"cells": [{"cell_type": "code", "source": []}, {"cell_type": "code", "source": ["x = 1"]}],
@@ -381,7 +381,7 @@ def test_added_lines_in_empty_and_one_line_sources():
 
 def test_scan_rejects_what_it_cannot_locate():
     """Text the scanner cannot follow is a LayoutError naming the line, not a wrong splice."""
-    from codemods._notebook_layout import LayoutError, scan_sources
+    from codemods.notebooks.layout import LayoutError, scan_sources
 
     with pytest.raises(LayoutError, match="expected ':' at line 2"):
         scan_sources('{"cells": [{\n"source" ["x"]}]}')

@@ -18,7 +18,7 @@ import pytest
 
 from _fixtures_lib import Case, discover, parse_options
 from codemods.api import migrate_source
-from codemods._core import FixSafety
+from codemods.engine.core import FixSafety
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 REWRITES = [case for case in discover(FIXTURES) if case.expected is not None]

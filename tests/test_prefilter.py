@@ -1,4 +1,4 @@
-"""The pre-pass (``codemods._prepass``: each rule's ``SITES``, on the text then on CPython's
+"""The pre-pass (``codemods.engine.prepass``: each rule's ``SITES``, on the text then on CPython's
 tree) never hides a finding or a fix, and spares libcst every file it rules out.
 
 The engine skips a rule -- and a file -- whose ``SITES`` cannot hold. These tests run every
@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from codemods import _registry, api
-from codemods._prepass import (
+from codemods.engine import registry as _registry
+
+from codemods import api
+from codemods.engine.prepass import (
     ModuleIndex,
     all_of,
     any_of,

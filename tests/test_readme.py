@@ -15,7 +15,7 @@ from typing import List, Set
 
 import pytest
 
-from codemods import _registry
+from codemods.engine import registry as _registry
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

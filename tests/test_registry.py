@@ -1,10 +1,10 @@
 """Rules are discovered from their files, ordered by phase, checked when created, and run by an
-engine that takes them as an argument (``codemods._registry``, ``codemods._base``).
+engine that takes them as an argument (``codemods.engine.registry``, ``codemods.engine.base``).
 
 ``TestAddingARule`` is the contributing guide's walkthrough as a test: the rule file and the
 fixtures CONTRIBUTING.md shows are read from it, and the new file in a package is picked up,
 ordered by its phase, pre-filtered by its ``SITES``, run by the engine and the CLI, checked
-against its fixtures, and documented by ``tfclip-migrate rules`` and ``codemods._docs``.
+against its fixtures, and documented by ``tfclip-migrate rules`` and ``tools.rule_pages``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import libcst as cst
 import libcst.matchers as m
 import pytest
 
-from codemods import _registry, api
-from codemods._base import RuleDefinitionError, TfcCodemod
-from codemods._core import Options, Phase
-from codemods._prepass import calls
+from codemods.engine import registry as _registry
+
+from codemods import api
+from codemods.engine.base import RuleDefinitionError, TfcCodemod
+from codemods.engine.core import Options, Phase
+from codemods.engine.prepass import calls
 from codemods.cli import main
 
 RUN_ORDER = ["TFC101", "TFC102", "TFC103", "TFC104", "TFC201", "TFC202", "TFC001", "TFC002", "TFC003", "TFC004"]
@@ -40,12 +42,12 @@ def test_discovered_rules_run_in_phase_order():
 
 
 def test_static_index_is_up_to_date():
-    """codemods/_rule_index.py is what `python -m codemods._registry` generates from the rules
+    """codemods/engine/rule_index.py is what `python -m codemods.engine.registry` generates from the rules
     (if this fails: run that command and commit the file)."""
     assert Path(_registry.index_path()).read_text(encoding="utf-8") == _registry.render_index(), (
-        "codemods/_rule_index.py is stale: run `python -m codemods._registry`")
+        "codemods/engine/rule_index.py is stale: run `python -m codemods.engine.registry`")
     assert _registry.main(["--check"]) == 0
-    proc = subprocess.run([sys.executable, "-m", "codemods._registry", "--check"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "codemods.engine.registry", "--check"], capture_output=True, text=True,
                           cwd=Path(_registry.index_path()).parents[1])
     assert proc.returncode == 0 and not proc.stderr  # the command docs/engine.md shows
 
@@ -131,16 +133,16 @@ def guide_files() -> Dict[str, str]:
 
 
 # The walkthrough's rule file, exactly as CONTRIBUTING.md shows it.
-RULE_FILE = guide_files()["codemods/tfc105_legacy_clip.py"]
+RULE_FILE = guide_files()["codemods/rules/tfc105_legacy_clip.py"]
 
 COMPAT_FILE = '''
 """TFC005: reports ``old_helper`` (a demo compat-phase rule)."""
 
 import libcst as cst
 
-from codemods._base import TfcCodemod
-from codemods._core import Phase
-from codemods._prepass import calls
+from codemods.engine.base import TfcCodemod
+from codemods.engine.core import Phase
+from codemods.engine.prepass import calls
 
 
 class OldHelper(TfcCodemod):
@@ -236,8 +238,8 @@ class TestAddingARule:
 
     def test_the_guides_docs_hold(self, demo_package, tmp_path, capsys):
         """The rule's Example becomes its Use instead (what tests/test_rule_docs.py checks for real
-        rules), and `python -m codemods._docs` renders its page from the file's text."""
-        from codemods import _docs
+        rules), and `python -m tools.rule_pages` renders its page from the file's text."""
+        from tools import rule_pages as _docs
 
         rules = _registry.discover(demo_package).rules
         rule = _registry.rules_by_code(rules)["TFC105"]

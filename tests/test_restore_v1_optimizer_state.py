@@ -19,7 +19,7 @@ BATCHES = [(RNG.randn(8, 3).astype(np.float32), RNG.randn(8, 2).astype(np.float3
 W0 = RNG.randn(3, 2).astype(np.float32)
 B0 = np.zeros(2, np.float32)
 
-# TF1 optimizer -> its Keras class with the arguments TFC104 writes (codemods/tfc104_keras_optimizer.py).
+# TF1 optimizer -> its Keras class with the arguments TFC104 writes (codemods/rules/tfc104_keras_optimizer.py).
 CASES = {
     "GradientDescent": (
         lambda: V1.train.GradientDescentOptimizer(0.1),

@@ -15,8 +15,8 @@ from typing import Dict, Tuple
 
 import pytest
 
-from codemods._core import FixSafety
-from codemods._registry import RULES
+from codemods.engine.core import FixSafety
+from codemods.engine.registry import RULES
 from codemods.api import migrate_source
 
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")

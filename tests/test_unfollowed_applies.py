@@ -1,5 +1,5 @@
 """TFC202's catch-all for ``apply_gradients`` / ``compute_gradients`` sites no rule follows names
-where the gradients come from (``codemods/tape/applies.py``), and leaves TF 2 code silent."""
+where the gradients come from (``codemods/rules/tape/applies.py``), and leaves TF 2 code silent."""
 
 from __future__ import annotations
 

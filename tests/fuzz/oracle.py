@@ -36,7 +36,7 @@ import tensorflow as tf
 import _equivalence as eq  # tests/ is on sys.path (worker / conftest)
 import reference
 from codemods.api import Options, migrate_source
-from codemods._core import FixSafety
+from codemods.engine.core import FixSafety
 from tests.fuzz import _tf1_layers
 from tests.fuzz.generator import Program, generate
 

@@ -1,0 +1,244 @@
+"""What a statement reads, binds and changes, and whether a value can carry a gradient.
+
+Two questions decide every tape rewrite (see :mod:`codemods.rules.tape`):
+
+1. *Which earlier statements does the loss depend on?* :meth:`Analyzer.effects` answers with an
+   :class:`Effects` record per statement: names read and bound, objects mutated (method calls,
+   attribute and item stores, arguments of calls that may mutate them), graph collections read or
+   written, attribute chains read, and everything the analysis cannot follow -- calls whose body
+   is not in this file (``foreign``), constructs it cannot analyse at all (``opaque``), and APIs
+   through which a tape differs from ``tf.gradients`` (``hazards``). Calls of functions and
+   classes defined in this module are followed through summaries of their bodies.
+2. *May a value be computed outside the tape?* :meth:`Analyzer.kind` gives a :class:`Kind`:
+   ``FREE`` (no gradient can flow through it: literals, placeholders, constants, ``tf.data``, and
+   pure ops of those), ``VARIABLE`` (a variable, layer, model, optimizer or initializer *object*:
+   its reads happen where it is used), or ``TENSOR`` (anything else -- including everything the
+   analysis does not know: unknown means it may carry a gradient).
+
+Everything errs on the side of "may": an over-approximated read set, mutation set or kind only
+makes a site decline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
+from libcst.metadata.scope_provider import GlobalScope
+
+from codemods.rules.tape.callsites import CallSitesMixin
+from codemods.rules.tape.facts import ModuleFacts
+from codemods.rules.tape.kinds import BUILTIN_NAMES, DATA_MODULES, Kind, KindsMixin, _join
+from codemods.rules.tape.mutations import MutationsMixin, _MutationIndex
+from codemods.rules.tape.syntax import _returns, _root_name
+
+__all__ = ["Analyzer", "BUILTIN_NAMES", "Effects", "Kind", "Summary", "_root_name"]
+
+
+@dataclass
+class Effects:
+    """What one statement (or function body) does, as far as the tape rewrite cares."""
+
+    reads: Set[str] = field(default_factory=set)  # names read before this unit binds them
+    binds: Set[str] = field(default_factory=set)
+    mutates: Set[str] = field(default_factory=set)  # names whose objects may change
+    collection_read: Optional[cst.CSTNode] = None  # reads tensors from graph collections / the graph
+    collection_write: Optional[cst.CSTNode] = None  # adds tensors to graph collections
+    hazards: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
+    opaque: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
+    foreign: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
+    gradients: List[cst.CSTNode] = field(default_factory=list)
+    # value reads of attribute chains on a name (``self.logits``), with the root name
+    attr_chains: List[Tuple[str, cst.Attribute]] = field(default_factory=list)
+    attr_stores: Set[Tuple[str, str]] = field(default_factory=set)
+    variables_created: bool = False  # creates variables (matters inside loop bodies)
+
+    def absorb(self, other: "Effects", *, sequential: bool = False) -> None:
+        """Add ``other`` (which runs after this unit when ``sequential``) into this record."""
+        reads = other.reads - self.binds if sequential else other.reads
+        self.reads |= reads
+        self.binds |= other.binds
+        self.mutates |= other.mutates
+        self.collection_read = self.collection_read or other.collection_read
+        self.collection_write = self.collection_write or other.collection_write
+        self.hazards += other.hazards
+        self.opaque += other.opaque
+        self.foreign += other.foreign
+        self.gradients += other.gradients
+        stored = self.attr_stores if sequential else set()
+        self.attr_chains += [(r, c) for r, c in other.attr_chains
+                             if not (isinstance(c.value, cst.Name) and (r, c.attr.value) in stored)]
+        self.attr_stores |= other.attr_stores
+        self.variables_created = self.variables_created or other.variables_created
+
+
+@dataclass
+class Summary:
+    """A local function's (or class's) body, as its callers see it."""
+
+    effects: Effects
+    result: Kind
+    mutates_args: bool = True
+    params: Tuple[str, ...] = ()
+
+
+class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
+    """Effects and kinds for one module (memoised; see the module docstring)."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self._effects: Dict[int, Effects] = {}
+        self._kinds: Dict[int, Kind] = {}
+        self._summaries: Dict[int, Optional[Summary]] = {}
+        self._in_progress: Set[int] = set()
+        self._field_kinds: Dict[str, Kind] = {}
+        self._field_stores: Optional[Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]] = None
+        self._mutations: Optional[_MutationIndex] = None
+        self._param_args: Dict[tuple, Optional[List[cst.BaseExpression]]] = {}
+        self.scope_regularizers = "kw:regularizer" in facts.mentions and bool(
+            facts.tf_used & {"tf.variable_scope", "tf.arg_scope", "tf.contrib.framework.arg_scope"})
+
+    def _local_to(self, name: cst.Name, container: cst.CSTNode) -> bool:
+        """Whether ``name`` is bound only in a scope (lambda, comprehension, nested def) that
+        lies inside ``container``: then reading it is not a read of the container's reads."""
+        scope = self.facts.scope(name)
+        if scope is None:
+            return False
+        assignments = list(scope[name.value])
+        if not assignments:
+            return False
+        return all(self._scope_inside(a.scope, container) for a in assignments)
+
+    def _scope_inside(self, scope, container: cst.CSTNode) -> bool:
+        node = getattr(scope, "node", None)
+        if node is None or isinstance(scope, GlobalScope):
+            return False
+        if node is container:
+            return True
+        return any(anc is container for anc in self.facts.ancestors(node))
+
+    def callee(self, func: cst.BaseExpression):
+        """What a call's function is: ("tf", name) | ("local_function", FunctionDef|Lambda) |
+        ("local_class", ClassDef) | ("builtin", name) | ("data", qualified) | ("imported", name)
+        | ("method", receiver, method) | ("unknown", text)."""
+        names = self.facts.tf_names(func)
+        if names:
+            return ("tf", sorted(names)[0])
+        if isinstance(func, cst.Name):
+            found = [a for a in self.facts.assignments(func) if not isinstance(a, BuiltinAssignment)]
+            if not found:
+                if func.value in BUILTIN_NAMES:
+                    return ("builtin", func.value)
+                return ("unknown", func.value)
+            if any(isinstance(a, ImportAssignment) for a in found):
+                qualified = self.facts.qualified(func)
+                if qualified and all(q.split(".")[0] in DATA_MODULES for q in qualified):
+                    return ("data", sorted(qualified)[0])
+                return ("imported", func.value)
+            if len(found) == 1 and isinstance(found[0], Assignment):
+                node = found[0].node
+                if isinstance(node, cst.FunctionDef):
+                    return ("local_function", node)
+                if isinstance(node, cst.ClassDef):
+                    return ("local_class", node)
+                value = self.facts.assigned_value(found[0])
+                if isinstance(value, cst.Lambda):
+                    return ("local_function", value)
+            return ("unknown", func.value)
+        if isinstance(func, cst.Attribute):
+            qualified = self.facts.qualified(func)
+            if qualified and all(q.split(".")[0] in DATA_MODULES for q in qualified):
+                return ("data", sorted(qualified)[0])
+            root = func
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name):
+                found = self.facts.assignments(root)
+                if found and all(isinstance(a, ImportAssignment) for a in found):
+                    if qualified and all(q.split(".")[0] in DATA_MODULES for q in qualified):
+                        return ("data", sorted(qualified)[0])
+                    return ("imported", self.facts.code(func))
+            return ("method", func.value, func.attr.value)
+        if isinstance(func, cst.Call):
+            return ("call_result", func)
+        return ("unknown", self.facts.code(func, 40))
+
+    def summary(self, node: cst.CSTNode) -> Optional[Summary]:
+        """The :class:`Summary` of a local ``def``, lambda or class (None while recursing)."""
+        key = id(node)
+        if key in self._summaries:
+            return self._summaries[key]
+        if key in self._in_progress:
+            return None
+        self._in_progress.add(key)
+        try:
+            result = self._summarize(node)
+        finally:
+            self._in_progress.discard(key)
+        self._summaries[key] = result
+        return result
+
+    def _summarize(self, node: cst.CSTNode) -> Summary:
+        effects = Effects()
+        if isinstance(node, cst.Lambda):
+            effects.absorb(self.expression_effects(node.body, node))
+            result = self.kind(node.body)
+            params = tuple(p.name.value for p in node.params.params)
+            return Summary(effects, Kind.TENSOR if result is Kind.TENSOR else result, False, params)
+        if isinstance(node, cst.FunctionDef):
+            for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                effects.absorb(self.statement_effects(stmt, container=node), sequential=True)
+            returns = _returns(node)
+            kinds = [self.kind(r.value) for r in returns if r.value is not None]
+            result = _join(kinds) if kinds else Kind.FREE
+            params = tuple(p.name.value for p in node.params.params)
+            mutates_args = bool(effects.mutates & set(params)) or bool(effects.foreign)
+            return Summary(effects, result, mutates_args, params)
+        if isinstance(node, cst.ClassDef):
+            # Constructing an instance runs __init__, which may call any method: all of them.
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.FunctionDef):
+                    inner = self.summary(stmt)
+                    if inner is None:
+                        effects.opaque.append((stmt, f"`{node.name.value}.{stmt.name.value}` is recursive"))
+                        continue
+                    effects.absorb(inner.effects)
+                else:
+                    effects.absorb(self.statement_effects(stmt, container=node))
+            for base in node.bases:
+                what = self.callee(base.value)
+                if what[0] == "local_class":
+                    inner = self.summary(what[1])
+                    if inner is not None:
+                        effects.absorb(inner.effects)
+                elif what[0] == "tf":
+                    effects.collection_write = effects.collection_write or base
+                    effects.variables_created = True
+                elif not (what[0] == "builtin" and what[1] == "object"):
+                    effects.foreign.append((base, f"the base class `{self.facts.code(base.value, 40)}`"))
+            return Summary(effects, Kind.TENSOR, True, ())
+        return Summary(effects, Kind.TENSOR)
+
+    def statement_effects(self, stmt: cst.CSTNode, container: Optional[cst.CSTNode] = None) -> Effects:
+        """:class:`Effects` of one statement; reads of names local to ``container`` (a function
+        being summarised) are not reads of the unit."""
+        key = (id(stmt), id(container))
+        cached = self._effects.get(hash(key))
+        if cached is not None and container is None:
+            return cached
+        from codemods.rules.tape.walker import _StatementWalker  # noqa: PLC0415 - cycle
+
+        effects = _StatementWalker(self, container if container is not None else stmt).walk(stmt)
+        if container is None:
+            self._effects[hash(key)] = effects
+        return effects
+
+    def expression_effects(self, expr: cst.CSTNode, container: cst.CSTNode) -> Effects:
+        from codemods.rules.tape.walker import _StatementWalker  # noqa: PLC0415 - cycle
+
+        return _StatementWalker(self, container).walk(expr)
+
+    def is_local(self, name: cst.Name, container: cst.CSTNode) -> bool:
+        return self._local_to(name, container)

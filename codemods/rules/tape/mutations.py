@@ -1,0 +1,201 @@
+"""Which objects may change in place, and which names may refer to the same object.
+
+:class:`_MutationIndex` walks the module once: a method call that is not known to be pure, an item
+or attribute store, an augmented assignment, or passing a name to a function that may change it
+marks the name (and the field, for ``obj.field.append(...)``) as mutated; assignments that may
+return an existing object (``a = b``, ``a = [b]``, ``a = f(b)``) put their names in one alias
+class. Both are over-approximations: they only make more statements join a slice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, List, Optional, Set
+
+import libcst as cst
+
+from codemods.rules.tape.facts import ModuleFacts
+from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS, Kind
+from codemods.rules.tape.syntax import _root_name, _subtargets, _walk_nodes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from codemods.rules.tape.effects import Analyzer
+
+
+class MutationsMixin:
+    """The mutation half of :class:`~codemods.rules.tape.effects.Analyzer`."""
+
+    facts: ModuleFacts
+
+    def container_mutated(self, name: cst.Name, exclude: Optional[Set[int]] = None) -> Optional[cst.CSTNode]:
+        """Whether the object bound to ``name`` -- a container or an instance, not a tensor or a
+        variable -- may be changed somewhere in the module outside ``exclude`` (``name.append``,
+        ``name[k] = v``, ``name += ...``, passed to a function, through an alias ``a = name``):
+        what it holds then depends on code the slice does not see."""
+        index = self._mutation_index()
+        own = {id(a) for a in self.facts.assignments(name)}
+        for alias in sorted(self.aliases(name.value)):  # sorted: the same blame in every process
+            for use in index.names.get(alias, ()):
+                if exclude is not None and id(use) in exclude:
+                    continue
+                if alias == name.value and not self._same_binding(use, name.value, own):
+                    continue  # the same spelling in another scope: another object
+                if self._data_call(use, alias):
+                    continue
+                return use
+        return None
+
+    def _data_call(self, use: cst.CSTNode, name: str) -> bool:
+        """``rng.randn(8, 3)``, ``np.random.shuffle(order)``: a call into a data library whose
+        arguments carry no gradient -- it may change ``name``'s object, but cannot put a tensor in."""
+        if not isinstance(use, cst.Call):
+            return False
+        what = self.callee(use.func)
+        if what[0] == "method":
+            receiver = what[1]
+            while isinstance(receiver, cst.Attribute):
+                receiver = receiver.value
+            if not (isinstance(receiver, cst.Name) and receiver.value == name and self._data_bound(receiver)):
+                return False
+        elif what[0] != "data":
+            return False
+        return all(self.kind(arg.value) is Kind.FREE for arg in use.args)
+
+    def _data_bound(self, name: cst.Name) -> bool:
+        """Every binding of ``name`` is the result of a data library call (``np.random.RandomState(0)``)."""
+        found = self.facts.assignments(name)
+        if not found:
+            return False
+        for assignment in found:
+            value = self.facts.assigned_value(assignment)
+            if not (isinstance(value, cst.Call) and self.callee(value.func)[0] == "data"):
+                return False
+        return True
+
+    def _same_binding(self, use: cst.CSTNode, name: str, own: Set[int]) -> bool:
+        probe = next((n for n in _walk_nodes(use) if isinstance(n, cst.Name) and n.value == name), None)
+        scope = self.facts.scope(probe) if probe is not None else None
+        if scope is None:
+            return True
+        return bool({id(a) for a in scope[name]} & own)
+
+    def aliases(self, name: str) -> Set[str]:
+        """Names that may refer to the same object as ``name`` (module-wide, by spelling: an
+        over-approximation, which only makes more statements join a slice)."""
+        index = self._mutation_index()
+        root = index.find(name)
+        return {n for n in index.parent if index.find(n) == root} | {name}
+
+    def field_mutated(self, attr: str) -> bool:
+        return attr in self._mutation_index().fields
+
+    def _mutation_index(self) -> "_MutationIndex":
+        if self._mutations is None:
+            self._mutations = _MutationIndex(self)
+            self.facts.module.visit(self._mutations)
+        return self._mutations
+
+
+class _MutationIndex(cst.CSTVisitor):
+    """Module-wide: which names and fields may be changed in place, and which names alias."""
+
+    def __init__(self, analyzer: "Analyzer") -> None:
+        self.a = analyzer
+        self.names: Dict[str, List[cst.CSTNode]] = {}
+        self.fields: Set[str] = set()
+        self.parent: Dict[str, str] = {}
+
+    def find(self, name: str) -> str:
+        self.parent.setdefault(name, name)
+        while self.parent[name] != name:
+            self.parent[name] = self.parent[self.parent[name]]
+            name = self.parent[name]
+        return name
+
+    def _union(self, a: str, b: str) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+    def _mutated(self, expr: cst.BaseExpression, use: cst.CSTNode) -> None:
+        """``expr`` is changed in place: its root name, and the field it names."""
+        if isinstance(expr, cst.Attribute):
+            self.fields.add(expr.attr.value)
+        root = _root_name(expr)
+        if root is not None:
+            self.names.setdefault(root, []).append(use)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        what = self.a.callee(func)
+        if what[0] == "method" and isinstance(func, cst.Attribute) and self.a.module_value(func.value):
+            what = ("module", None)  # a function of an imported module (not TF, not data): it may
+            # still change its arguments, but the module object itself is not "changed"
+        if isinstance(func, cst.Attribute) and what[0] == "method" and func.attr.value not in PURE_METHODS:
+            self._mutated(func.value, node)
+        if what[0] == "tf" or (what[0] == "builtin" and what[1] in PURE_BUILTINS):
+            return
+        for arg in node.args:  # a function may change what it is given
+            if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):
+                self._mutated(arg.value, node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for sub in _subtargets(node.target):
+            if isinstance(sub, (cst.Subscript, cst.Attribute)):
+                self._mutated(sub.value, node)  # `d[k] = v` changes d; `o.a.b = v` changes o.a
+            if isinstance(sub, cst.Name):
+                self._alias_from(sub.value, self.a.facts.parent(node))
+
+    def _alias_from(self, target: str, assign) -> None:
+        value = getattr(assign, "value", None)
+        if value is not None:
+            for root in self._returned_roots(value):
+                self._union(target, root)
+
+    def _returned_roots(self, value: cst.BaseExpression) -> List[str]:
+        """Names whose objects ``value`` may evaluate to (or contain): ``a``, ``a.b``, ``a[0]``,
+        ``[a, b]``, ``x if c else a``, ``f(a)`` for a function that may return its argument. A TF
+        op or a method call returns a new object (a tensor, an op); arithmetic a new value."""
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+            root = _root_name(value)
+            return [root] if root is not None else []
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            return [r for e in value.elements for r in self._returned_roots(e.value)]
+        if isinstance(value, cst.Dict):
+            return [r for e in value.elements for r in self._returned_roots(e.value)]
+        if isinstance(value, cst.StarredElement):
+            return self._returned_roots(value.value)
+        if isinstance(value, cst.IfExp):
+            return self._returned_roots(value.body) + self._returned_roots(value.orelse)
+        if isinstance(value, cst.BooleanOperation):
+            return self._returned_roots(value.left) + self._returned_roots(value.right)
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self._returned_roots(value.for_in.iter)
+        if isinstance(value, cst.Call):
+            what = self.a.callee(value.func)
+            if what[0] in ("tf", "module"):
+                return []
+            if what[0] == "method":
+                if what[2] in ("pop", "get", "setdefault", "popitem"):
+                    return self._returned_roots(what[1])
+                if self.a.kind(what[1]) in (Kind.FREE, Kind.VARIABLE):
+                    return []  # data objects and TF objects (optimizers, layers) return new values
+                # an unknown object's method may return itself or something holding its arguments
+                return self._returned_roots(what[1]) + [r for a in value.args for r in self._returned_roots(a.value)]
+            if what[0] == "builtin" and what[1] not in ("list", "tuple", "dict", "set", "sorted", "reversed", "zip",
+                                                          "enumerate", "iter", "next", "filter", "map", "min", "max"):
+                return []
+            return [r for a in value.args for r in self._returned_roots(a.value)]
+        return []
+
+    def visit_For(self, node: cst.For) -> None:
+        for sub in _subtargets(node.target):
+            if isinstance(sub, cst.Name):
+                for name in _walk_nodes(node.iter):
+                    if isinstance(name, cst.Name):
+                        self._union(sub.value, name.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._mutated(node.target, node)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        for sub in _subtargets(node.target):
+            if isinstance(sub, (cst.Subscript, cst.Attribute)):
+                self._mutated(sub.value, node)

@@ -1,0 +1,246 @@
+"""Which optimizer a ``minimize`` / ``compute_gradients`` call is made on.
+
+:func:`classify` follows the receiver through plain assignments to its constructor and returns an
+:class:`Optimizer`: a ``tf.train`` optimizer (``tf1``), one wrapped by
+``tf.contrib.estimator.clip_gradients_by_norm`` (``wrapped``), a wrapper whose ``minimize`` does
+more than the tape form (``wrapper``: CrossShard, SyncReplicas, Horovod...), a class defined in
+this module (``custom``), an object of another library (``foreign``: ``scipy.optimize.minimize``),
+or ``unknown`` with the reason. Only ``tf1`` and ``wrapped`` around ``tf1`` can be rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+from libcst.metadata import Assignment, ImportAssignment
+
+from codemods.rules.analysis import call_args
+from codemods.rules.tfnames import OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
+from codemods.rules.tape.facts import MANUAL, ModuleFacts
+from codemods.rules.tape.sites import Reject
+
+CLIP_GRADIENTS_BY_NORM = "tf.contrib.estimator.clip_gradients_by_norm"
+SHIM_CLIP_GRADIENTS_BY_NORM = "tfclip_compat.clip_gradients_by_norm"
+FOREIGN_LIBRARIES = ("scipy", "numpy", "torch", "jax", "optax", "sklearn", "gym", "keras", "tensorflow_probability")
+
+
+@dataclass
+class Optimizer:
+    """An optimizer expression, classified (see the module docstring)."""
+
+    kind: str  # tf1 | wrapped | wrapper | custom | foreign | unknown
+    what: str = ""  # the class name, or the reason for unknown
+    ctor: Optional[cst.Call] = None  # the constructor (tf1) or the wrapper call (wrapped)
+    name: Optional[cst.Name] = None  # the name the receiver is bound to, if any
+    inner: Optional["Optimizer"] = None  # wrapped: the optimizer inside the wrapper
+
+    @property
+    def rewritable(self) -> bool:
+        return self.kind == "tf1" or (self.kind == "wrapped" and self.inner is not None and self.inner.kind == "tf1")
+
+
+def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, analyzer=None) -> Optimizer:
+    if depth > 5:
+        return Optimizer("unknown", "the optimizer is built through too many names")
+    if isinstance(receiver, cst.Call):
+        names = facts.tf_names(receiver.func)
+        tf1 = names & TF1_OPTIMIZERS
+        if tf1:
+            return Optimizer("tf1", sorted(tf1)[0], ctor=receiver)
+        qualified = facts.qualified(receiver.func)
+        if CLIP_GRADIENTS_BY_NORM in names:
+            positional, keywords = call_args(receiver)
+            if positional is None:
+                return Optimizer("unknown", "`clip_gradients_by_norm` is called with `*args`/`**kwargs`")
+            inner = positional[0] if positional else keywords.get("optimizer")
+            if inner is None:
+                return Optimizer("unknown", "`clip_gradients_by_norm` has no optimizer argument")
+            return Optimizer("wrapped", CLIP_GRADIENTS_BY_NORM, ctor=receiver,
+                             inner=classify(facts, inner, depth + 1, analyzer))
+        if SHIM_CLIP_GRADIENTS_BY_NORM in qualified:
+            return Optimizer("shim", SHIM_CLIP_GRADIENTS_BY_NORM, ctor=receiver)
+        wrappers = names & OPTIMIZER_WRAPPERS
+        if wrappers:
+            return Optimizer("wrapper", sorted(wrappers)[0])
+        if any(q.endswith("DistributedOptimizer") for q in qualified):
+            return Optimizer("wrapper", sorted(qualified)[0])
+        if isinstance(receiver.func, cst.Name) and _is_local_class(facts, receiver.func):
+            cls = _local_class(facts, receiver.func)
+            if cls is not None and not _may_derive_from_tf(facts, cls, 0):
+                # A user class that is no TF optimizer (its `minimize` is the user's own): not a site.
+                return Optimizer("foreign", receiver.func.value)
+            return Optimizer("custom", receiver.func.value)
+        if qualified and not names and all(q.split(".")[0] in FOREIGN_LIBRARIES for q in qualified):
+            return Optimizer("foreign", sorted(qualified)[0])
+        if names:
+            return Optimizer("unknown", f"`{facts.code(receiver.func, 50)}` is not a `tf.train` optimizer class")
+        return Optimizer("unknown", f"`{facts.code(receiver.func, 50)}` is not a `tf.train` optimizer class")
+    if isinstance(receiver, cst.Name):
+        found = facts.assignments(receiver)
+        if not found:
+            return Optimizer("unknown", f"`{receiver.value}` is not defined in this file")
+        if any(isinstance(a, ImportAssignment) for a in found):
+            qualified = facts.qualified(receiver)
+            if qualified and all(q.split(".")[0] in FOREIGN_LIBRARIES for q in qualified):
+                return Optimizer("foreign", sorted(qualified)[0])
+            return Optimizer("unknown", f"`{receiver.value}` is imported; its optimizer class is unknown here")
+        params = [a.node for a in found if isinstance(a, Assignment) and isinstance(a.node, cst.Param)]
+        if params:
+            # What every caller in this file passes for it (its callers elsewhere are unknown).
+            args = analyzer.param_args(params[0]) if analyzer is not None and len(found) == 1 else None
+            if not args:
+                return Optimizer("unknown", f"the optimizer `{receiver.value}` is a parameter; its class is unknown "
+                                            "here")
+            infos = [classify(facts, arg, depth + 1, analyzer) for arg in args]
+            kinds = {info.kind for info in infos}
+            if kinds == {"tf1"} and len({info.what for info in infos}) == 1:
+                return Optimizer("tf1", infos[0].what, ctor=None, name=receiver)
+            for info in infos:
+                if info.kind in ("wrapper", "custom", "foreign", "shim"):
+                    return info
+            if "wrapped" in kinds:
+                return Optimizer("unknown", f"the optimizer `{receiver.value}` is a `clip_gradients_by_norm` optimizer "
+                                            "passed in as a parameter; the compat form (TFC001) keeps it working")
+            return Optimizer("unknown", f"the callers pass different optimizers as `{receiver.value}`")
+        reaching = _reaching(facts, receiver, found) if len(found) > 1 else None
+        if reaching is not None:
+            found = [reaching]  # straight-line code: the assignment just above the use
+        infos = []
+        for assignment in found:
+            value = facts.assigned_value(assignment)
+            if value is None:
+                return Optimizer("unknown", f"`{receiver.value}` is not bound by a plain assignment")
+            infos.append(classify(facts, value, depth + 1, analyzer))
+        for info in infos:
+            if info.kind in ("wrapper", "custom", "foreign", "shim"):
+                return info
+        if len(infos) != 1:
+            return Optimizer("unknown", f"`{receiver.value}` is assigned more than once, and which assignment "
+                                        f"reaches this call depends on a loop, a branch or when a function runs")
+        info = infos[0]
+        if info.kind == "wrapped" and info.inner is not None and _rebound(facts, info.inner.name):
+            # `opt = clip_gradients_by_norm(opt, 5.0)`: the tape form applies with the inner optimizer,
+            # which has no name of its own at the site (it would write the wrapper: clipping twice).
+            return Optimizer("unknown", f"the optimizer inside `clip_gradients_by_norm` is bound to "
+                                        f"`{info.inner.name.value}`, which is assigned more than once, so the "
+                                        f"tape form could not name it at the site; the compat form (TFC001) keeps "
+                                        f"it working")
+        if info.kind in ("tf1", "wrapped"):
+            return Optimizer(info.kind, info.what, ctor=info.ctor, name=receiver, inner=info.inner)
+        return info
+    if isinstance(receiver, cst.Attribute):
+        return Optimizer("unknown", f"the optimizer `{facts.code(receiver, 50)}` is an attribute; its class is "
+                                    "unknown here")
+    return Optimizer("unknown", "the optimizer expression is not a name or a constructor call")
+
+
+def _rebound(facts: ModuleFacts, name: Optional[cst.Name]) -> bool:
+    return isinstance(name, cst.Name) and len(facts.assignments(name)) > 1
+
+
+def _reaching(facts: ModuleFacts, use: cst.Name, found: list):
+    """The one assignment of ``use``'s name that reaches it in straight-line code, else None.
+
+    Exact only when every assignment is a plain ``name = value`` statement of the block that
+    holds the use (no branch, loop target, ``global`` rebinding in a function, or import), the use
+    is not inside a function, lambda or class defined in that block (called later, it would see a
+    later binding), and, when the block sits in a loop, no assignment follows the use (the next
+    iteration would see it). Then the last assignment above the use's statement is the binding it
+    reads (an assignment's own value is read before it binds: ``opt = wrap(opt)``)."""
+    lines = []
+    for assignment in found:
+        if not isinstance(assignment, Assignment) or facts.assigned_value(assignment) is None:
+            return None
+        target = facts.parent(assignment.node)
+        assign = facts.parent(target) if target is not None else None
+        line = facts.parent(assign) if assign is not None else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        lines.append(line)
+    block = facts.parent(lines[0])
+    if not isinstance(block, (cst.Module, cst.IndentedBlock)) or any(facts.parent(line) is not block
+                                                                      for line in lines):
+        return None
+    holder = None
+    for anc in facts.ancestors(use):
+        if anc is block or isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if facts.parent(anc) is block:
+            holder = anc
+            break
+    if holder is None:
+        return None
+    body = list(block.body)
+    position = {id(stmt): k for k, stmt in enumerate(body)}
+    use_index = position.get(id(holder))
+    indices = [position.get(id(line)) for line in lines]
+    if use_index is None or any(k is None for k in indices):
+        return None
+    before = [(k, a) for k, a in zip(indices, found) if k < use_index]
+    if not before:
+        return None
+    if any(k >= use_index for k in indices) and _in_loop(facts, block):
+        return None
+    return max(before, key=lambda pair: pair[0])[1]
+
+
+def _in_loop(facts: ModuleFacts, block: cst.CSTNode) -> bool:
+    for anc in [block] + list(facts.ancestors(block)):
+        if isinstance(anc, (cst.For, cst.While)):
+            return True
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+    return False
+
+
+def _local_class(facts: ModuleFacts, name: cst.Name) -> Optional[cst.ClassDef]:
+    found = [a.node for a in facts.assignments(name) if isinstance(a, Assignment) and isinstance(a.node, cst.ClassDef)]
+    return found[0] if len(found) == 1 else None
+
+
+def _may_derive_from_tf(facts: ModuleFacts, cls: cst.ClassDef, depth: int) -> bool:
+    """Whether a TF (or unknown, imported) class may be among ``cls``'s bases."""
+    if depth > 5:
+        return True
+    for base in cls.bases:
+        value = base.value
+        if facts.tf_names(value):
+            return True
+        if isinstance(value, cst.Name):
+            if value.value == "object":
+                continue
+            local = _local_class(facts, value)
+            if local is not None:
+                if _may_derive_from_tf(facts, local, depth + 1):
+                    return True
+                continue
+        return True  # imported or computed: it may be a TF optimizer
+    return False
+
+
+def _is_local_class(facts: ModuleFacts, name: cst.Name) -> bool:
+    return any(isinstance(a, Assignment) and isinstance(a.node, cst.ClassDef) for a in facts.assignments(name))
+
+
+def check(info: Optimizer, method: str, *, allow_wrapped: bool) -> None:
+    """Gate: only ``tf.train`` optimizers (optionally inside ``clip_gradients_by_norm``) are rewritten.
+    Why: a wrapper or a subclass may override ``compute_gradients``/``minimize`` (cross-replica
+    aggregation, sync, custom updates), which a tape + ``apply_gradients`` would skip."""
+    if info.kind == "tf1":
+        return
+    if info.kind == "wrapped" and allow_wrapped:
+        assert info.inner is not None
+        if info.inner.kind != "tf1":
+            check(info.inner, method, allow_wrapped=False)
+        return
+    if info.kind == "wrapped":
+        raise Reject(f"`clip_gradients_by_norm` wraps another wrapper here {MANUAL}")
+    if info.kind == "wrapper":
+        raise Reject(f"`{method}` on `{info.what}`: the wrapper does more than the wrapped optimizer "
+                     f"(cross-replica aggregation/sync), which a tape + `apply_gradients` does not reproduce {MANUAL}")
+    if info.kind == "custom":
+        raise Reject(f"`{method}` on the custom optimizer class `{info.what}`: it may override "
+                     f"`compute_gradients`/`minimize`, so a tape is not provably the same {MANUAL}")
+    raise Reject(f"cannot prove this is a `tf.train` optimizer: {info.what} {MANUAL}")

@@ -1,0 +1,131 @@
+"""Sites whose tape regions overlap: one ``with`` of several tapes, or a decline; and groups of
+sites that must be rewritten together (an optimizer name rebound by all its sites).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Set, Tuple
+
+from codemods.rules.tape.facts import MANUAL, ModuleFacts
+from codemods.rules.tape.sites import Decline, Plan
+
+
+class OverlapsMixin:
+    """Overlap and group resolution of :class:`~codemods.rules.tape.planner.Planner`."""
+
+    facts: ModuleFacts
+    plans: List[Plan]
+    declines: List[Decline]
+
+    def _check_groups(self) -> None:
+        """Gate: a name rebound by a group of plans (``optimizer = clip_gradients_by_norm(opt, c)``
+        -> ``optimizer = opt``) must be used only at those sites. Why: any other use would then see
+        the optimizer without its clipping."""
+        groups: Dict[int, List[Plan]] = {}
+        for plan in self.plans:
+            if plan.group is not None:
+                key = id(self.facts.scope(plan.group)), plan.group.value
+                groups.setdefault(hash(key), []).append(plan)
+        for plans in groups.values():
+            name = plans[0].group
+            assert name is not None
+            scope = self.facts.scope(name)
+            receivers = {id(use) for plan in plans
+                         for use in (plan.group_uses or [plan.node.func.value])}  # type: ignore[attr-defined]
+            others = [a.node for a in (scope.accesses[name.value] if scope is not None else ())
+                      if id(a.node) not in receivers]
+            if not others:
+                continue
+            reason = (f"`{name.value}` (a `clip_gradients_by_norm` optimizer bound elsewhere) is also used at "
+                      f"{self.facts.where(others[0], 40)}, so it cannot be rebound to the inner optimizer; the "
+                      f"compat form (TFC001) keeps it working {MANUAL}")
+            for plan in plans:
+                self.plans.remove(plan)
+                self.declines.append(Decline(plan.kind, plan.node, reason))
+
+    def _drop_overlaps(self) -> None:
+        """Gate: two plans may not share statements of a block -- unless they can share one ``with``
+        of several tapes (a GAN: two losses computed by the same statements, both gradient
+        statements after all of them). Why exact: every tape records every op of the shared
+        statements; each computes its own gradient. Otherwise one tape per loss cannot be placed
+        without reordering code."""
+        spans: Dict[int, List[Tuple[Plan, int, int]]] = {}
+        for plan in self.plans:
+            if plan.site_block is None:
+                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.last_index))
+            else:
+                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.anchor or 0))
+                spans.setdefault(id(plan.site_block), []).append((plan, plan.grad_index, plan.last_index))
+        clashing: Dict[int, Set[int]] = {}
+        by_id = {id(plan): plan for plan in self.plans}
+        for entries in spans.values():
+            for plan, start, last in entries:
+                for other, o_start, o_last in entries:
+                    if other is not plan and not (last < o_start or o_last < start):
+                        clashing.setdefault(id(plan), set()).add(id(other))
+        merged: Set[int] = set()
+        for component in _components(clashing):
+            plans = [by_id[i] for i in component]
+            if _merge(plans):
+                merged |= component
+        keep: List[Plan] = []
+        for plan in self.plans:
+            if id(plan) in clashing and id(plan) not in merged:
+                self.declines.append(Decline(
+                    plan.kind, plan.node,
+                    "several gradient computations share the statements that compute their losses; "
+                    f"one tape per loss cannot be placed without reordering code {MANUAL}"))
+            else:
+                keep.append(plan)
+        self.plans = keep
+
+
+def _components(edges: Dict[int, Set[int]]) -> List[Set[int]]:
+    seen: Set[int] = set()
+    out: List[Set[int]] = []
+    for node in edges:
+        if node in seen:
+            continue
+        stack, component = [node], set()
+        while stack:
+            current = stack.pop()
+            if current in component:
+                continue
+            component.add(current)
+            stack.extend(edges.get(current, ()))
+        seen |= component
+        out.append(component)
+    return out
+
+
+def _merge(plans: List[Plan]) -> bool:
+    """Put ``plans`` under one ``with`` of several tapes when that is exact: same block, regions
+    that end before every gradient statement, no plan with its site in a nested block."""
+    block = plans[0].block
+    if any(p.block is not block or p.region_start >= p.region_end or p.tape_extra for p in plans):
+        return False
+
+    def position(p: Plan) -> int:  # where the gradient statement is, in the region's block
+        return p.anchor if p.site_block is not None and p.anchor is not None else p.grad_index
+
+    start = min(p.region_start for p in plans)
+    end = max(p.region_end for p in plans)
+    if any(position(p) < end for p in plans):
+        return False
+    touched = [k for p in plans if p.site_block is None for k in p.replacements]
+    if any(start <= k < end for k in touched):
+        return False
+    from codemods.rules.tape.slicing import _cell_boundary  # noqa: PLC0415 - keep overlaps free of the slicer
+
+    body = list(block.body)
+    if any(_cell_boundary(body[k]) for k in range(start + 1, end)):
+        return False
+    leader, *followers = sorted(plans, key=position)
+    items = [p.tape_header[len("with "):-1] for p in [leader] + followers]
+    leader.tape_header = "with " + ", ".join(items) + ":"
+    leader.region_start, leader.region_end = start, end
+    for p in followers:
+        p.region_start = p.region_end = -1  # the leader's `with` records for them
+        p.leader = leader
+    leader.followers = followers
+    return True

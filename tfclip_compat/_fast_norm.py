@@ -71,13 +71,17 @@ class _Plan:
             self.loose.extend(self.groups.pop(key))
 
 
-def _prepare(t_list: Sequence[Any]) -> List[Any]:
+def _prepare(t_list: Sequence[Any], function: str) -> List[Any]:
     out: List[Any] = []
     for i, t in enumerate(t_list):
-        if t is None or isinstance(t, tf.IndexedSlices):
+        if t is None:
+            out.append(t)
+        elif isinstance(t, tf.IndexedSlices):
+            _clip.check_float(t.values, function, "t_list[%d]" % i, "tf.linalg.global_norm")
             out.append(t)
         else:
-            out.append(tf.convert_to_tensor(t, name="t_%d" % i))
+            value = tf.convert_to_tensor(t, name="t_%d" % i)
+            out.append(_clip.check_float(value, function, "t_list[%d]" % i, "tf.linalg.global_norm"))
     return out
 
 
@@ -130,10 +134,14 @@ def fast_global_norm(
 
     Returns:
       A scalar float32 (float64 if any input is float64) tensor.
+
+    Raises:
+      TypeError: If ``t_list`` is not a sequence, or holds a tensor that is not float16,
+        bfloat16, float32 or float64 (complex, integer, bool...).
     """
     _clip._check_sequence(t_list)
     with tf.name_scope(name or "fast_global_norm"):
-        ts = _prepare(list(t_list))
+        ts = _prepare(list(t_list), "fast_global_norm")
         plan = _Plan(ts, stack_limit)
         total, _, _ = _norm_parts(ts, plan)
         return tf.sqrt(total, name="global_norm")
@@ -151,10 +159,13 @@ def fast_clip_by_global_norm(
     ``t_list[i] * clip_norm / max(global_norm, clip_norm)``; NaN outputs when the norm is not
     finite (as TF). Returns ``(list_clipped, global_norm)``; tensors keep their dtype,
     ``IndexedSlices`` stay sparse with their own indices, ``None`` stays ``None``.
+    ``clip_norm=inf`` means no clipping (every tensor unchanged); a NaN ``clip_norm`` and
+    complex/integer tensors raise as in :func:`tfclip_compat.clip_by_global_norm`.
     """
     _clip._check_sequence(t_list)
+    static = _clip.static_clip_norm(clip_norm, "fast_clip_by_global_norm")
     with tf.name_scope(name or "fast_clip_by_global_norm"):
-        ts = _prepare(list(t_list))
+        ts = _prepare(list(t_list), "fast_clip_by_global_norm")
         plan = _Plan(ts, stack_limit)
         total, stacked, acc = _norm_parts(ts, plan, need_norm=use_norm is None)
         if use_norm is None:
@@ -163,9 +174,21 @@ def fast_clip_by_global_norm(
             norm = tf.convert_to_tensor(use_norm)
             if norm.dtype.base_dtype in _HALF:
                 norm = tf.cast(norm, tf.float32)
+        if static == float("inf"):
+            out_unclipped: List[Optional[Any]] = []
+            for t in ts:
+                if isinstance(t, tf.IndexedSlices):
+                    out_unclipped.append(tf.IndexedSlices(tf.identity(t.values), t.indices, t.dense_shape))
+                else:
+                    out_unclipped.append(None if t is None else tf.identity(t))
+            return out_unclipped, norm
         clip_norm = tf.cast(clip_norm, norm.dtype)
+        if static is None:
+            clip_norm = _clip.guard_clip_norm(clip_norm, "fast_clip_by_global_norm")
         one = tf.constant(1.0, dtype=norm.dtype)
         scale = clip_norm * tf.minimum(one / norm, one / clip_norm) + (norm - norm)
+        if static is None:
+            scale = tf.where(tf.equal(clip_norm, float("inf")), tf.ones_like(scale), scale)
         out: List[Optional[Any]] = [None] * len(ts)
         scales: Dict[Any, Any] = {}
 

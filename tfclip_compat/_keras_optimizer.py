@@ -110,10 +110,20 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
                 "LossScaleOptimizer skips those steps) or put the LossScaleOptimizer outside: "
                 "LossScaleOptimizer(clip_gradients_by_norm(optimizer, clip_norm, nonfinite='raise'))."
             )
+        if ks.KERAS_MAJOR < 3 and ks.has_dynamic_scale(optimizer):
+            raise ValueError(
+                "On Keras 2 (TensorFlow 2.15) the wrapper cannot wrap a LossScaleOptimizer (not "
+                "tested there); put the LossScaleOptimizer outside, or upgrade to Keras 3."
+            )
         # The wrapped optimizer's learning rate and iterations are the wrapper's: a callable
         # learning rate creates no variable of its own.
-        super().__init__(learning_rate=lambda: 0.0, name=name or "Transform" + type(optimizer).__name__)
-        self._untrack_variable(self._iterations)
+        if ks.KERAS_MAJOR < 3:
+            # Keras 2's base takes no learning rate; its own iteration counter stays unused
+            # (``iterations`` and the checkpointed children are the wrapped optimizer's).
+            super().__init__(name=name or "Transform" + type(optimizer).__name__)
+        else:
+            super().__init__(learning_rate=lambda: 0.0, name=name or "Transform" + type(optimizer).__name__)
+            self._untrack_variable(self._iterations)
         self._optimizer = optimizer
         self._transform = transform
         self.nonfinite = nonfinite
@@ -190,10 +200,10 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
     def set_weights(self, weights: Sequence[Any]) -> None:
         """Assign ``weights`` to :attr:`variables` (the wrapped optimizer's, then the transform's)."""
         variables = self.variables
-        if not self.built or len(weights) != len(variables):
+        if not ks.is_built(self) or len(weights) != len(variables):
             raise ValueError(
                 f"{self.name}.set_weights needs a built optimizer and one array per variable: "
-                f"got {len(weights)} arrays for {len(variables)} variables (built={self.built})."
+                f"got {len(weights)} arrays for {len(variables)} variables (built={ks.is_built(self)})."
             )
         for variable, weight in zip(variables, weights):
             if tuple(variable.shape) != tuple(np.shape(weight)):
@@ -206,17 +216,34 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
     def build(self, var_list: Sequence[Any]) -> None:
         """Create the wrapped optimizer's and the transform's variables for ``var_list``."""
         var_list = list(var_list)
-        if not self._optimizer.built:
+        if not ks.is_built(self._optimizer):
             self._optimizer.build(var_list)
         if not self._transform_built:
             with tf.init_scope():
                 self._transform.build(var_list)
             self._transform_built = True
         super().build(var_list)
+        if ks.KERAS_MAJOR < 3:
+            self._built = True
 
-    def apply_gradients(self, grads_and_vars: Any) -> Any:
-        """Transform the (aggregated) gradients, then apply them; returns ``iterations``."""
+    def apply_gradients(
+        self, grads_and_vars: Any, name: Optional[str] = None, skip_gradients_aggregation: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """Transform the (aggregated) gradients, then apply them; returns ``iterations``.
+
+        ``name``, ``skip_gradients_aggregation`` and ``experimental_aggregate_gradients`` are
+        Keras 2's (TF 2.15): with ``skip_gradients_aggregation=True`` the caller has summed the
+        gradients across replicas already (Keras 2's LossScaleOptimizer does).
+        """
         gvs = _validate_grads_and_vars(grads_and_vars)
+        if ks.KERAS_MAJOR < 3:
+            aggregate = not skip_gradients_aggregation and kwargs.pop("experimental_aggregate_gradients", True)
+            if not ks.is_built(self):
+                with tf.init_scope(), tf.name_scope(name or self.name):
+                    self.build([v for _, v in gvs])
+            self._apply_transformed(gvs, aggregate=bool(aggregate))
+            return self.iterations
         self.apply([g for g, _ in gvs], [v for _, v in gvs])
         return self.iterations
 
@@ -224,7 +251,7 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
         """Keras' ``apply(grads, trainable_variables=None)`` with the transform in front."""
         grads = list(grads)
         if trainable_variables is None:
-            if not self.built:
+            if not ks.is_built(self):
                 raise ValueError(
                     f"{self.name}.apply(grads) without trainable_variables needs a built optimizer: "
                     "call build(model.trainable_variables) first, or pass trainable_variables."
@@ -236,19 +263,22 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
                 f"{self.name}.apply got {len(grads)} gradients for {len(trainable_variables)} variables."
             )
         gvs = _validate_grads_and_vars(list(zip(grads, trainable_variables)))
-        if not self.built:
+        if not ks.is_built(self):
             with tf.name_scope(self.name):
                 self.build([v for _, v in gvs])
         self._apply_transformed(gvs)
 
     # --- the pipeline -------------------------------------------------------------
-    def _apply_transformed(self, gvs: List[Any]) -> None:
+    def _apply_transformed(self, gvs: List[Any], aggregate: bool = True) -> None:
         ctx = None
         if tf.distribute.has_strategy() and not tf.distribute.in_cross_replica_context():
             ctx = tf.distribute.get_replica_context()
-        if ctx is not None:
+        if ctx is not None and aggregate:
             idx = [i for i, (g, _) in enumerate(gvs) if g is not None]
-            reduced = self._all_reduce_sum_gradients([gvs[i] for i in idx])
+            if ks.KERAS_MAJOR < 3:
+                reduced = self._optimizer.aggregate_gradients([gvs[i] for i in idx])
+            else:
+                reduced = self._all_reduce_sum_gradients([gvs[i] for i in idx])
             for i, (g, _) in zip(idx, reduced):
                 gvs[i] = (g, gvs[i][1])
         scale = ks.loss_scale(self._optimizer)
@@ -270,11 +300,16 @@ class TransformedKerasOptimizer(ks.KerasOptimizer):
         pred = self._apply_predicate(out, result.skip)
         if scale is not None:
             out = [(ks.scale_gradient(g, scale, divide=False), v) for g, v in out]
-        if ctx is not None and self._switch is None:
+        if ctx is not None and self._switch is None and ks.KERAS_MAJOR >= 3:
             out = [(_keep_on_first_replica(g, ctx), v) for g, v in out]
 
         def apply_fn(pairs: Sequence[Any]) -> None:
             pairs = list(pairs)
+            if ks.KERAS_MAJOR < 3:
+                # Keras 2: the gradients are aggregated already; skip_gradients_aggregation
+                # stops the wrapped optimizer from summing them across replicas again.
+                self._optimizer.apply_gradients(pairs, skip_gradients_aggregation=True)
+                return
             self._optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
 
         with self._switch if self._switch is not None else ks.NoSwitch():

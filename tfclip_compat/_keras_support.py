@@ -28,14 +28,27 @@ import keras
 
 from tfclip_compat._tf import tf
 
+#: The Keras major version: 2 on TF 2.15 (and with tf-keras), 3 on TF >= 2.16.
+KERAS_MAJOR: int = int(keras.__version__.split(".")[0])
 KerasOptimizer: Any = keras.optimizers.Optimizer
-LossScaleOptimizer: Any = keras.optimizers.LossScaleOptimizer
+#: Keras 3: keras.optimizers.LossScaleOptimizer; Keras 2: keras.mixed_precision.LossScaleOptimizer.
+LossScaleOptimizer: Any = getattr(keras.optimizers, "LossScaleOptimizer", None) or getattr(
+    keras.mixed_precision, "LossScaleOptimizer"
+)
 #: The methods through which a Keras 3 optimizer reaches ``_all_reduce_sum_gradients``.
 AGGREGATION_METHODS = ("apply", "apply_gradients", "_backend_apply_gradients", "_all_reduce_sum_gradients")
 
 
 def check_keras_version() -> None:
     """Raise a RuntimeError naming the Keras version when it lacks the aggregation hook."""
+    if KERAS_MAJOR == 2:
+        # Keras 2 (TF 2.15): apply_gradients(..., skip_gradients_aggregation=True) is the hook.
+        if not callable(getattr(KerasOptimizer, "aggregate_gradients", None)):
+            raise RuntimeError(
+                f"tfclip_compat's Keras wrapper needs Keras 3, or Keras 2.11+ optimizers (with "
+                f"aggregate_gradients); found Keras {keras.__version__}. Upgrade: pip install -U keras"
+            )
+        return
     if not callable(getattr(KerasOptimizer, "_all_reduce_sum_gradients", None)):
         raise RuntimeError(
             f"tfclip_compat's Keras wrapper needs Keras >= 3.2 with the TensorFlow backend (its "
@@ -95,7 +108,12 @@ def _aggregating_optimizer(optimizer: Any) -> Optional[Any]:
 
 
 def aggregation_switch(optimizer: Any) -> Optional[AggregationSwitch]:
-    """Install (once per instance) and return the switch of ``optimizer``'s aggregation, or None."""
+    """Install (once per instance) and return the switch of ``optimizer``'s aggregation, or None.
+
+    Keras 2 needs none (its ``apply_gradients`` takes ``skip_gradients_aggregation=True``): None.
+    """
+    if KERAS_MAJOR < 3:
+        return None
     target = _aggregating_optimizer(optimizer)
     if target is None:
         return None
@@ -108,12 +126,23 @@ def aggregation_switch(optimizer: Any) -> Optional[AggregationSwitch]:
 
 
 def loss_scale(optimizer: Any) -> Optional[Any]:
-    """The factor by which ``optimizer`` expects its gradients to be scaled (None: unscaled)."""
+    """The factor by which ``optimizer`` expects its gradients to be scaled (None: unscaled).
+
+    Keras 2's LossScaleOptimizer takes unscaled gradients in ``apply_gradients``: None.
+    """
+    if KERAS_MAJOR < 3:
+        return None
     if isinstance(optimizer, LossScaleOptimizer):
         # Its variable once built (the scale changes during training), its initial value before.
         scale = getattr(optimizer, "dynamic_scale", None)
         return optimizer.initial_scale if scale is None else scale
     return getattr(optimizer, "loss_scale_factor", None)
+
+
+def is_built(optimizer: Any) -> bool:
+    """Whether ``optimizer`` has created its state (Keras 3: ``built``; Keras 2: ``_built``)."""
+    built = getattr(optimizer, "built", None)
+    return bool(getattr(optimizer, "_built", False) if built is None else built)
 
 
 def has_dynamic_scale(optimizer: Any) -> bool:
@@ -145,6 +174,7 @@ def in_xla() -> bool:
 __all__ = [
     "AGGREGATION_METHODS",
     "AggregationSwitch",
+    "KERAS_MAJOR",
     "KerasOptimizer",
     "LossScaleOptimizer",
     "NoSwitch",
@@ -152,6 +182,7 @@ __all__ = [
     "check_keras_version",
     "has_dynamic_scale",
     "in_xla",
+    "is_built",
     "is_wrapper",
     "loss_scale",
     "scale_gradient",

@@ -120,6 +120,19 @@ def _unwrap(optimizer: Any) -> Tuple[Any, _Spec]:
     )
 
 
+def _built(keras_opt: Any) -> bool:
+    """Whether ``keras_opt`` has its state variables (Keras 3: ``built``; Keras 2: ``_built``)."""
+    built = getattr(keras_opt, "built", None)
+    return bool(getattr(keras_opt, "_built", False) if built is None else built)
+
+
+def _variable_index(keras_opt: Any, var: Any) -> int:
+    """The position of ``var``'s state in ``keras_opt``'s per-variable lists (Keras 3 or 2)."""
+    if hasattr(keras_opt, "_get_variable_index"):
+        return keras_opt._get_variable_index(var)
+    return keras_opt._index_dict[keras_opt._var_key(var)]  # Keras 2 (TF 2.15)
+
+
 def _checkpoint_path(checkpoint: Any) -> str:
     path = os.fspath(checkpoint)
     if os.path.isdir(path):
@@ -355,7 +368,7 @@ def restore_v1_optimizer_state(
     reader = tf.train.load_checkpoint(path)
     named = _named(var_list)
     variables = [v for _, v in named]
-    if not keras_opt.built:
+    if not _built(keras_opt):
         keras_opt.build(variables)
     object_based = reader.has_tensor(_OBJECT_GRAPH_KEY)
     if object_based:
@@ -389,7 +402,7 @@ def restore_v1_optimizer_state(
     for i, (name, var) in enumerate(named):
         if set(slots[i]) != wanted:
             continue
-        index = keras_opt._get_variable_index(var)
+        index = _variable_index(keras_opt, var)
         for slot in spec.slots:
             state = getattr(keras_opt, slot.keras_attr)[index]
             value = slot.convert(np.asarray(slots[i][slot.v1_name]), keras_opt)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Tuple
 
 _INSTALL_HINT = (
-    "tfclip_compat needs TensorFlow >= 2.16, which is not installed. "
+    "tfclip_compat needs TensorFlow >= 2.15, which is not installed. "
     'Install it with: pip install "tfclip-compat[tf]"'
 )
 
@@ -33,9 +33,9 @@ def _parse_version(text: str) -> Tuple[int, int]:
 
 
 TF_VERSION: Tuple[int, int] = _parse_version(tf.__version__)
-if TF_VERSION < (2, 16):  # pragma: no cover - the extra pins >= 2.16
+if TF_VERSION < (2, 15):  # pragma: no cover - the extra pins >= 2.15
     raise ImportError(
-        f"tfclip_compat needs TensorFlow >= 2.16, found {tf.__version__}. "
+        f"tfclip_compat needs TensorFlow >= 2.15, found {tf.__version__}. "
         'Upgrade with: pip install -U "tfclip-compat[tf]"'
     )
 

@@ -155,3 +155,154 @@ def test_graph_mode_float32_numerics_equal_tf():
     assert on == rn
     for a, b in zip(o, r):
         np.testing.assert_array_equal(a, b)
+
+
+# --- dtypes without a norm; clip_norm = inf / NaN (issue 23, item 10) --------------------------
+
+_NORM_CALLS = {
+    "global_norm": lambda t: tfclip_compat.global_norm([tf.constant([1.0]), t]),
+    "clip_by_global_norm": lambda t: tfclip_compat.clip_by_global_norm([tf.constant([1.0]), t], 1.0),
+    "clip_by_global_norm(use_norm)": lambda t: tfclip_compat.clip_by_global_norm([t], 1.0, use_norm=5.0),
+    "fast_global_norm": lambda t: tfclip_compat.fast_global_norm([tf.constant([1.0]), t]),
+    "fast_clip_by_global_norm": lambda t: tfclip_compat.fast_clip_by_global_norm([tf.constant([1.0]), t], 1.0),
+    "clip_by_norm": lambda t: tfclip_compat.clip_by_norm(t, 1.0),
+    "clip_by_average_norm": lambda t: tfclip_compat.clip_by_average_norm(t, 1.0),
+}
+_NO_NORM = [tf.constant([3 + 4j], tf.complex64), tf.constant([3 + 4j], tf.complex128),
+            tf.constant([3, 4], tf.int32), tf.constant([3, 4], tf.int64), tf.constant([True])]
+
+
+@pytest.mark.parametrize("t", _NO_NORM, ids=lambda t: t.dtype.name)
+@pytest.mark.parametrize("call", sorted(_NORM_CALLS))
+def test_complex_integer_and_bool_gradients_raise_type_error(call, t):
+    """A complex, integer or bool tensor raises a TypeError naming the function and the dtype."""
+    fn = call.split("(")[0]
+    with pytest.raises(TypeError, match=rf"tfclip_compat\.{fn}: t.* has dtype {t.dtype.name}; .*float16"):
+        _NORM_CALLS[call](t)
+
+
+def test_tensorflow_raises_on_the_same_dtypes():
+    """TF's own functions raise on [3+4j] and int32 (the shim used to return 3.0 and zeros)."""
+    for t in (tf.constant([3 + 4j], tf.complex64), tf.constant([3, 4], tf.int32)):
+        with pytest.raises((TypeError, tf.errors.InvalidArgumentError)):
+            tf.linalg.global_norm([t])
+        with pytest.raises((TypeError, tf.errors.InvalidArgumentError)):
+            tf.clip_by_global_norm([t], 1.0)
+
+
+def test_integer_indexed_slices_and_graph_mode_raise_type_error():
+    """Integer IndexedSlices values and complex graph tensors raise the same TypeError at build time."""
+    s = tf.IndexedSlices(tf.constant([[3], [4]]), tf.constant([0, 1]), tf.constant([2, 1]))
+    for fn in (lambda: tfclip_compat.global_norm([s]), lambda: tfclip_compat.fast_clip_by_global_norm([s], 1.0),
+               lambda: tfclip_compat.clip_by_norm(s, 1.0)):
+        with pytest.raises(TypeError, match="has dtype int32"):
+            fn()
+    with tf.Graph().as_default():
+        p = tf.compat.v1.placeholder(tf.complex64, [2])
+        with pytest.raises(TypeError, match="has dtype complex64"):
+            tfclip_compat.clip_by_global_norm([p], 1.0)
+
+
+def test_clip_by_value_takes_integers_like_tf_and_rejects_complex():
+    """clip_by_value clips integers as tf.clip_by_value does; complex raises TypeError."""
+    t = tf.constant([-7, 3, 9], tf.int32)
+    np.testing.assert_array_equal(tfclip_compat.clip_by_value(t, 0, 5).numpy(), tf.clip_by_value(t, 0, 5).numpy())
+    with pytest.raises(TypeError, match="clip_by_value: t has dtype complex64"):
+        tfclip_compat.clip_by_value(tf.constant([1 + 1j], tf.complex64), 0, 1)
+
+
+def _clip_all(clip_norm, ts):
+    """Every robust clip function on ts with clip_norm: {name: list of numpy outputs}."""
+    sparse = tf.IndexedSlices(tf.constant([[3.0], [3.0]]), tf.constant([0, 0]), tf.constant([2, 1]))
+    out = {
+        "clip_by_global_norm": tfclip_compat.clip_by_global_norm(ts + [sparse, None], clip_norm)[0],
+        "fast_clip_by_global_norm": tfclip_compat.fast_clip_by_global_norm(ts + [sparse, None], clip_norm)[0],
+        "clip_by_norm": [tfclip_compat.clip_by_norm(t, clip_norm) for t in ts + [sparse]],
+        "clip_by_average_norm": [tfclip_compat.clip_by_average_norm(t, clip_norm) for t in ts],
+    }
+    return {k: [None if v is None else tf.convert_to_tensor(v).numpy() for v in vs] for k, vs in out.items()}
+
+
+@pytest.mark.parametrize("inf", [float("inf"), np.inf, np.float32("inf"), tf.constant(np.inf)],
+                         ids=["float", "np.inf", "np.float32", "eager-tensor"])
+def test_inf_clip_norm_means_no_clipping(inf):
+    """clip_norm=inf returns every tensor unchanged (TF: all NaN), even when the norm overflows."""
+    ts = [tf.constant(a) for a in F32] + [tf.constant([1e30, 1e30], tf.float32)]  # float32 norm: inf
+    assert np.isnan(tf.clip_by_global_norm(ts[:1], np.inf)[0][0].numpy()).all()  # TF's behaviour
+    dense = [t.numpy() for t in ts]
+    sparse_dense = np.array([[6.0], [0.0]], np.float32)  # the IndexedSlices of _clip_all, densified
+    expected = {
+        "clip_by_global_norm": dense + [sparse_dense, None],
+        "fast_clip_by_global_norm": dense + [sparse_dense, None],
+        "clip_by_norm": dense + [sparse_dense],
+        "clip_by_average_norm": dense,
+    }
+    got = _clip_all(inf, ts)
+    assert sorted(got) == sorted(expected)
+    for name, outs in got.items():
+        assert len(outs) == len(expected[name]), name
+        for out, want in zip(outs, expected[name]):
+            if want is None:
+                assert out is None, name
+            else:
+                np.testing.assert_array_equal(out, want, err_msg=name)
+    (same,), norm = tfclip_compat.clip_by_global_norm(ts[:1], inf)
+    assert float(norm) == float(tfclip_compat.global_norm(ts[:1]))  # the norm is still reported
+    assert isinstance(tfclip_compat.clip_by_global_norm([_dup_slices()], inf)[0][0], tf.IndexedSlices)
+
+
+@pytest.mark.parametrize("nan", [float("nan"), np.float32("nan"), np.array(np.nan), tf.constant(np.nan)],
+                         ids=["float", "np.float32", "np.ndarray", "eager-tensor"])
+def test_nan_clip_norm_known_at_the_call_raises_value_error(nan):
+    """A NaN clip_norm known when the function is called raises ValueError (TF: all NaN)."""
+    t = tf.constant(F32[0])
+    for fn in (lambda: tfclip_compat.clip_by_global_norm([t], nan), lambda: tfclip_compat.fast_clip_by_global_norm([t], nan),
+               lambda: tfclip_compat.clip_by_norm(t, nan), lambda: tfclip_compat.clip_by_average_norm(t, nan)):
+        with pytest.raises(ValueError, match="clip_norm is NaN"):
+            fn()
+
+
+def test_run_time_clip_norm_inf_means_no_clipping_and_nan_fails_the_step():
+    """A clip_norm only the running graph knows: finite clips as a number, inf does not clip, NaN raises."""
+    ts = [tf.constant(a) for a in F32]
+    with tf.Graph().as_default():
+        c = tf.compat.v1.placeholder(tf.float32, [])
+        g = [tf.constant(a) for a in F32]
+        fetches = {
+            "global": tfclip_compat.clip_by_global_norm(g, c)[0],
+            "fast": tfclip_compat.fast_clip_by_global_norm(g, c)[0],
+            "norm": [tfclip_compat.clip_by_norm(t, c) for t in g],
+            "average": [tfclip_compat.clip_by_average_norm(t, c) for t in g],
+        }
+        with tf.compat.v1.Session() as sess:
+            finite = sess.run(fetches, {c: 0.7})
+            unclipped = sess.run(fetches, {c: np.inf})
+            with pytest.raises(tf.errors.InvalidArgumentError, match="clip_norm is NaN"):
+                sess.run(fetches["global"], {c: np.nan})
+            for key in ("fast", "norm", "average"):
+                with pytest.raises(tf.errors.InvalidArgumentError, match="clip_norm is NaN"):
+                    sess.run(fetches[key], {c: np.nan})
+    eager = {
+        "global": tfclip_compat.clip_by_global_norm(ts, 0.7)[0],
+        "fast": tfclip_compat.fast_clip_by_global_norm(ts, 0.7)[0],
+        "norm": [tfclip_compat.clip_by_norm(t, 0.7) for t in ts],
+        "average": [tfclip_compat.clip_by_average_norm(t, 0.7) for t in ts],
+    }
+    for key, outs in eager.items():
+        for got, want, orig in zip(finite[key], outs, F32):
+            np.testing.assert_array_equal(got, want.numpy(), err_msg=key)
+        for got, orig in zip(unclipped[key], F32):
+            np.testing.assert_array_equal(got, orig, err_msg=key)
+
+
+def test_variable_clip_norm_is_checked_when_it_is_read():
+    """A tf.Variable clip_norm (eager): inf does not clip, NaN raises InvalidArgumentError at once."""
+    t = tf.constant(F32[0])
+    v = tf.Variable(np.inf)
+    np.testing.assert_array_equal(tfclip_compat.clip_by_global_norm([t], v)[0][0].numpy(), F32[0])
+    np.testing.assert_array_equal(tfclip_compat.clip_by_norm(t, v).numpy(), F32[0])
+    v.assign(0.5)
+    np.testing.assert_array_equal(tfclip_compat.clip_by_norm(t, v).numpy(), tf.clip_by_norm(t, 0.5).numpy())
+    v.assign(np.nan)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="clip_norm is NaN"):
+        tfclip_compat.clip_by_global_norm([t], v)

@@ -7,6 +7,8 @@ comparison shows them differing: that is what makes these tests able to fail.
 
 from __future__ import annotations
 
+import _requires_keras3  # noqa: F401 - skips this module on Keras 2 (TF 2.15)
+
 import keras
 import numpy as np
 import pytest

@@ -13,6 +13,8 @@ has nothing to do with clipping).
 
 from __future__ import annotations
 
+import _requires_keras3  # noqa: F401 - skips this module on Keras 2 (TF 2.15)
+
 import keras
 import numpy as np
 import pytest

@@ -9,6 +9,8 @@ optimizer (keras-team/keras#20585; see the worker source); the train step is Ker
 
 from __future__ import annotations
 
+import _requires_keras3  # noqa: F401 - skips this module on Keras 2 (TF 2.15)
+
 import json
 import os
 import socket

@@ -6,6 +6,8 @@ optimizer's slots and ``iterations``, and the transform's state (norm histories,
 
 from __future__ import annotations
 
+import _requires_keras3  # noqa: F401 - skips this module on Keras 2 (TF 2.15)
+
 import keras
 import numpy as np
 import pytest

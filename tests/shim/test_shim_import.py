@@ -39,3 +39,25 @@ def test_import_without_tensorflow_gives_pip_hint():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "IMPORTERROR" in proc.stdout
     assert 'pip install "tfclip-compat[tf]"' in proc.stdout
+
+
+def test_tensorflow_floor_is_the_one_pyproject_declares():
+    """The TF floor of tfclip_compat._tf equals the `tf` extra's lower bound in pyproject.toml."""
+    import re
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: the backport the project depends on there
+        import tomli as tomllib
+
+    import tfclip_compat._tf as shim_tf
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    (requirement,) = project["optional-dependencies"]["tf"]
+    match = re.fullmatch(r"tensorflow>=(\d+)\.(\d+)", requirement)
+    assert match, requirement  # `tensorflow`, never tensorflow-cpu: tf-keras requires `tensorflow`
+    floor = (int(match.group(1)), int(match.group(2)))
+    assert f"TensorFlow >= {floor[0]}.{floor[1]}" in shim_tf._INSTALL_HINT
+    assert shim_tf.TF_VERSION >= floor
+

@@ -427,6 +427,7 @@ def test_no_autograph_warning_when_traced():
         v = tf.Variable([1.0, 2.0])
         opts = [
             tfc.clip_gradients_by_norm(V1.train.AdamOptimizer(0.1), 1.0),
+            tfc.wrap_optimizer(V1.train.GradientDescentOptimizer(0.1), tfc.Chain(tfc.ClipByGlobalNorm(1.0), tfc.AutoClip())),
             tfc.clip_gradients_by_norm(tf.keras.optimizers.Adam(0.1), 1.0, nonfinite="skip"),
             tfc.wrap_optimizer(tf.keras.optimizers.SGD(0.1), tfc.Chain(tfc.ClipByGlobalNorm(1.0), tfc.AutoClip())),
         ]

@@ -426,7 +426,8 @@ def unusable(directory: str) -> Optional[str]:
 
 
 # A row: [status, reason, parsed, encoding, findings]; a finding:
-# [line, col, code, message, fix, applied, cell]. Only outcomes that write nothing are
+# [line, col, code, message, fix, applied, cell, end_line, end_col, edits] (edits: None or a list
+# of [start_line, end_line, text]). Only outcomes that write nothing are
 # cached, and only by runs that write nothing (``check``): a finding is never applied.
 _ROW_FIELDS = ("status", "reason", "parsed", "encoding", "findings")
 _ENTRY_FIELDS = frozenset(_ROW_FIELDS) | {"key"}
@@ -457,14 +458,22 @@ def valid_row(row: Any) -> bool:
     except LookupError:
         return False
     for finding in findings:
-        if type(finding) is not list or len(finding) != 7:
+        if type(finding) is not list or len(finding) != 10:
             return False
-        line, col, code, message, fix, applied, cell = finding
+        line, col, code, message, fix, applied, cell, end_line, end_col, edits = finding
         if not (_is_int(line, 1) and _is_int(col, 1) and type(code) is str and _CODE.match(code)
                 and type(message) is str and fix in _FIXES and applied is False
-                and (cell is None or _is_int(cell, 1))):
+                and (cell is None or _is_int(cell, 1))
+                and (end_line is None or _is_int(end_line, 1)) and (end_col is None or _is_int(end_col, 1))
+                and (edits is None or _valid_edits(edits))):
             return False
     return True
+
+
+def _valid_edits(edits: Any) -> bool:
+    return type(edits) is list and all(
+        type(e) is list and len(e) == 3 and _is_int(e[0], 1) and _is_int(e[1], 1) and type(e[2]) is str
+        for e in edits)
 
 
 def read_tree(path: str) -> Dict[str, List[Any]]:

@@ -134,7 +134,7 @@ def test_relative_links_reader():
 
 # What README says each command does: exit code, and text its output must hold (and must not).
 EXPECTED = {
-    "tfclip-migrate check examples/": (1, ["examples/legacy_clipping.py:", "TFC001", "TFC101"], []),
+    "tfclip-migrate check examples/": (1, ["examples/legacy_clipping.py:", "TFC301"], ["examples/legacy_train.py:"]),
     "tfclip-migrate fix --diff --select TFC001 examples/legacy_clipping.py": (
         1, ["+    optimizer = tfclip_compat.clip_gradients_by_norm(", "+import tfclip_compat"], ["GradientTape"]),
     "tfclip-migrate rules TFC103": (0, ["TFC103 (minimize-to-tape)", "## Fix safety"], []),

@@ -38,7 +38,7 @@ from codemods.rules.tape.shim_optimizers import built_by_shim
 from codemods.rules.tfnames import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
 from codemods.rules.tape.facts import EAGER_SWITCHES, MANUAL
 from codemods.rules.tape.sites import Decline
-from codemods.rules.tape.syntax import _subtargets, dotted_reads
+from codemods.rules.tape.syntax import subtargets, dotted_reads
 from codemods.rules.tape.tfapi import EAGER_GRADIENT_FUNCTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -296,7 +296,7 @@ class _Bindings(cst.CSTVisitor):
         return not self._nested(node)
 
     def _bind(self, target: cst.BaseExpression, value: cst.CSTNode) -> None:
-        for sub in _subtargets(target):
+        for sub in subtargets(target):
             name = dotted_name(sub) if isinstance(sub, (cst.Name, cst.Attribute)) else None
             if name is None and isinstance(sub, cst.Subscript):
                 name = dotted_name(sub.value) if isinstance(sub.value, (cst.Name, cst.Attribute)) else None

@@ -14,8 +14,8 @@ import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.tape.facts import ModuleFacts
-from codemods.rules.tape.kinds import Kind, _join
-from codemods.rules.tape.syntax import _walk_nodes
+from codemods.rules.tape.kinds import Kind, join_kinds
+from codemods.rules.tape.syntax import walk_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.rules.tape.effects import Summary
@@ -42,7 +42,7 @@ class CallSitesMixin:
         args = self.param_args(param)
         if args is None:
             return Kind.PARAM
-        return _join(self.kind(arg) for arg in args)
+        return join_kinds(self.kind(arg) for arg in args)
 
     def param_args(self, param: cst.Param) -> Optional[List[cst.BaseExpression]]:
         """The argument every call of ``param``'s function in this module passes for it; None when
@@ -125,7 +125,7 @@ class CallSitesMixin:
         return calls
 
     def _subclassed(self, cls: cst.ClassDef) -> bool:
-        for node in _walk_nodes(self.facts.module):
+        for node in walk_nodes(self.facts.module):
             if isinstance(node, cst.ClassDef) and node is not cls:
                 for base in node.bases:
                     if isinstance(base.value, cst.Name) and base.value.value == cls.name.value:
@@ -139,7 +139,7 @@ class CallSitesMixin:
         if self._subclassed(cls):
             return None
         calls: List[cst.Call] = []
-        for node in _walk_nodes(self.facts.module):
+        for node in walk_nodes(self.facts.module):
             if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                     and node.func.attr.value == method):
                 continue
@@ -155,7 +155,7 @@ class CallSitesMixin:
                 if len(classes) != 1:
                     return None
                 calls.append(node)
-        for node in _walk_nodes(self.facts.module):
+        for node in walk_nodes(self.facts.module):
             # the bound method taken as a value (`f = m.build`): callers unknown
             if isinstance(node, cst.Attribute) and node.attr.value == method:
                 parent = self.facts.parent(node)

@@ -30,11 +30,11 @@ from libcst.metadata.scope_provider import GlobalScope
 
 from codemods.rules.tape.callsites import CallSitesMixin
 from codemods.rules.tape.facts import ModuleFacts
-from codemods.rules.tape.kinds import BUILTIN_NAMES, DATA_MODULES, Kind, KindsMixin, _join
-from codemods.rules.tape.mutations import MutationsMixin, _MutationIndex
-from codemods.rules.tape.syntax import _returns, _root_name
+from codemods.rules.tape.kinds import BUILTIN_NAMES, DATA_MODULES, Kind, KindsMixin, join_kinds
+from codemods.rules.tape.mutations import MutationsMixin, MutationIndex
+from codemods.rules.tape.syntax import return_statements, root_name
 
-__all__ = ["Analyzer", "BUILTIN_NAMES", "Effects", "Kind", "Summary", "_root_name"]
+__all__ = ["Analyzer", "BUILTIN_NAMES", "Effects", "Kind", "Summary", "root_name"]
 
 
 @dataclass
@@ -95,7 +95,7 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
         self._in_progress: Set[int] = set()
         self._field_kinds: Dict[str, Kind] = {}
         self._field_stores: Optional[Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]] = None
-        self._mutations: Optional[_MutationIndex] = None
+        self._mutations: Optional[MutationIndex] = None
         self._param_args: Dict[tuple, Optional[List[cst.BaseExpression]]] = {}
         self.scope_regularizers = "kw:regularizer" in facts.mentions and bool(
             facts.tf_used & {"tf.variable_scope", "tf.arg_scope", "tf.contrib.framework.arg_scope"})
@@ -190,9 +190,9 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
         if isinstance(node, cst.FunctionDef):
             for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
                 effects.absorb(self.statement_effects(stmt, container=node), sequential=True)
-            returns = _returns(node)
+            returns = return_statements(node)
             kinds = [self.kind(r.value) for r in returns if r.value is not None]
-            result = _join(kinds) if kinds else Kind.FREE
+            result = join_kinds(kinds) if kinds else Kind.FREE
             params = tuple(p.name.value for p in node.params.params)
             mutates_args = bool(effects.mutates & set(params)) or bool(effects.foreign)
             return Summary(effects, result, mutates_args, params)
@@ -228,17 +228,17 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
         cached = self._effects.get(hash(key))
         if cached is not None and container is None:
             return cached
-        from codemods.rules.tape.walker import _StatementWalker  # noqa: PLC0415 - cycle
+        from codemods.rules.tape.walker import StatementWalker  # noqa: PLC0415 - cycle
 
-        effects = _StatementWalker(self, container if container is not None else stmt).walk(stmt)
+        effects = StatementWalker(self, container if container is not None else stmt).walk(stmt)
         if container is None:
             self._effects[hash(key)] = effects
         return effects
 
     def expression_effects(self, expr: cst.CSTNode, container: cst.CSTNode) -> Effects:
-        from codemods.rules.tape.walker import _StatementWalker  # noqa: PLC0415 - cycle
+        from codemods.rules.tape.walker import StatementWalker  # noqa: PLC0415 - cycle
 
-        return _StatementWalker(self, container).walk(expr)
+        return StatementWalker(self, container).walk(expr)
 
     def is_local(self, name: cst.Name, container: cst.CSTNode) -> bool:
         return self._local_to(name, container)

@@ -22,7 +22,7 @@ from codemods.rules.analysis import dotted_name
 from codemods.rules.tfnames import TF1_OPTIMIZERS
 from codemods.rules.tape import tfapi
 from codemods.rules.tape.facts import ModuleFacts
-from codemods.rules.tape.syntax import _subtargets
+from codemods.rules.tape.syntax import subtargets
 from codemods.rules.tape.tfapi import Api
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -82,7 +82,7 @@ TENSOR_METADATA_ATTRS = frozenset({"shape", "dtype", "name", "get_shape", "ndim"
                                    "as_list", "ndims"})
 
 
-def _join(kinds: Iterable[Kind]) -> Kind:
+def join_kinds(kinds: Iterable[Kind]) -> Kind:
     out = Kind.FREE
     for kind in kinds:
         if kind > out:
@@ -136,7 +136,7 @@ class KindsMixin:
         if isinstance(expr, cst.Call):
             return self._call_kind(expr, exclude)
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-            return _join(self.kind(e.value, exclude) for e in expr.elements)
+            return join_kinds(self.kind(e.value, exclude) for e in expr.elements)
         if isinstance(expr, cst.Dict):
             kinds = []
             for element in expr.elements:
@@ -144,23 +144,23 @@ class KindsMixin:
                     kinds += [self.kind(element.key, exclude), self.kind(element.value, exclude)]
                 else:
                     kinds.append(self.kind(element.value, exclude))
-            return _join(kinds)
+            return join_kinds(kinds)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return _join([self.kind(expr.elt, exclude), self._comp_kind(expr.for_in, exclude)])
+            return join_kinds([self.kind(expr.elt, exclude), self._comp_kind(expr.for_in, exclude)])
         if isinstance(expr, cst.DictComp):
-            return _join([self.kind(expr.key, exclude), self.kind(expr.value, exclude),
+            return join_kinds([self.kind(expr.key, exclude), self.kind(expr.value, exclude),
                           self._comp_kind(expr.for_in, exclude)])
         if isinstance(expr, cst.BinaryOperation):
             return _pure(self.kind(expr.left, exclude), self.kind(expr.right, exclude))
         if isinstance(expr, cst.UnaryOperation):
             return _pure(self.kind(expr.expression, exclude))
         if isinstance(expr, cst.BooleanOperation):
-            return _join([self.kind(expr.left, exclude), self.kind(expr.right, exclude)])
+            return join_kinds([self.kind(expr.left, exclude), self.kind(expr.right, exclude)])
         if isinstance(expr, cst.Comparison):
             return Kind.FREE if all(self.kind(e, exclude) is Kind.FREE for e in
                                     [expr.left] + [c.comparator for c in expr.comparisons]) else Kind.TENSOR
         if isinstance(expr, cst.IfExp):
-            return _join([self.kind(expr.body, exclude), self.kind(expr.orelse, exclude)])
+            return join_kinds([self.kind(expr.body, exclude), self.kind(expr.orelse, exclude)])
         if isinstance(expr, cst.Subscript):
             parts = [self.kind(expr.value, exclude)]
             for element in expr.slice:
@@ -211,7 +211,7 @@ class KindsMixin:
         kinds = [self.kind(comp.iter, exclude)]
         if comp.inner_for_in is not None:
             kinds.append(self._comp_kind(comp.inner_for_in, exclude))
-        return _join(kinds)
+        return join_kinds(kinds)
 
     def name_kind(self, name: cst.Name, exclude: Optional[Set[int]] = None) -> Kind:
         found = [a for a in self.facts.assignments(name) if not isinstance(a, BuiltinAssignment)]
@@ -228,7 +228,7 @@ class KindsMixin:
             kinds.append(Kind.TENSOR)
         if name.value in self.facts.match_captures:
             kinds.append(Kind.TENSOR)  # (also bound by a `match` capture, which scopes do not list)
-        return _join(kinds) if kinds else Kind.FREE
+        return join_kinds(kinds) if kinds else Kind.FREE
 
     def mutable_binding(self, assignment) -> bool:
         """Bound to a container or an object whose contents can change after binding (a list,
@@ -394,7 +394,7 @@ class KindsMixin:
                            "format", "range"):
                 return Kind.FREE
             if what[1] in PURE_BUILTINS:
-                return _join(arg_kinds) if arg_kinds else Kind.FREE
+                return join_kinds(arg_kinds) if arg_kinds else Kind.FREE
             return Kind.TENSOR
         if what[0] == "data":
             return _pure(*arg_kinds) if arg_kinds else Kind.FREE
@@ -424,7 +424,7 @@ class KindsMixin:
         if not stores or "setattr" in self.facts.mentions or self.field_mutated(attr):
             result = Kind.TENSOR
         else:
-            result = _join(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
+            result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
         self._field_kinds[attr] = result
         return result
 
@@ -444,7 +444,7 @@ class KindsMixin:
                             value = node.value if len(node.targets) == 1 else None
                             stores.setdefault(t.attr.value, []).append((node, value))
                         else:
-                            for sub in _subtargets(t):
+                            for sub in subtargets(t):
                                 if isinstance(sub, cst.Attribute):
                                     stores.setdefault(sub.attr.value, []).append((node, None))
 

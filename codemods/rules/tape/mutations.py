@@ -1,6 +1,6 @@
 """Which objects may change in place, and which names may refer to the same object.
 
-:class:`_MutationIndex` walks the module once: a method call that is not known to be pure, an item
+:class:`MutationIndex` walks the module once: a method call that is not known to be pure, an item
 or attribute store, an augmented assignment, or passing a name to a function that may change it
 marks the name (and the field, for ``obj.field.append(...)``) as mutated; assignments that may
 return an existing object (``a = b``, ``a = [b]``, ``a = f(b)``) put their names in one alias
@@ -15,7 +15,7 @@ import libcst as cst
 
 from codemods.rules.tape.facts import ModuleFacts
 from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS, Kind
-from codemods.rules.tape.syntax import _root_name, _subtargets, _walk_nodes
+from codemods.rules.tape.syntax import root_name, subtargets, walk_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.rules.tape.effects import Analyzer
@@ -72,7 +72,7 @@ class MutationsMixin:
         return True
 
     def _same_binding(self, use: cst.CSTNode, name: str, own: Set[int]) -> bool:
-        probe = next((n for n in _walk_nodes(use) if isinstance(n, cst.Name) and n.value == name), None)
+        probe = next((n for n in walk_nodes(use) if isinstance(n, cst.Name) and n.value == name), None)
         scope = self.facts.scope(probe) if probe is not None else None
         if scope is None:
             return True
@@ -88,14 +88,14 @@ class MutationsMixin:
     def field_mutated(self, attr: str) -> bool:
         return attr in self._mutation_index().fields
 
-    def _mutation_index(self) -> "_MutationIndex":
+    def _mutation_index(self) -> "MutationIndex":
         if self._mutations is None:
-            self._mutations = _MutationIndex(self)
+            self._mutations = MutationIndex(self)
             self.facts.module.visit(self._mutations)
         return self._mutations
 
 
-class _MutationIndex(cst.CSTVisitor):
+class MutationIndex(cst.CSTVisitor):
     """Module-wide: which names and fields may be changed in place, and which names alias."""
 
     def __init__(self, analyzer: "Analyzer") -> None:
@@ -118,7 +118,7 @@ class _MutationIndex(cst.CSTVisitor):
         """``expr`` is changed in place: its root name, and the field it names."""
         if isinstance(expr, cst.Attribute):
             self.fields.add(expr.attr.value)
-        root = _root_name(expr)
+        root = root_name(expr)
         if root is not None:
             self.names.setdefault(root, []).append(use)
 
@@ -137,7 +137,7 @@ class _MutationIndex(cst.CSTVisitor):
                 self._mutated(arg.value, node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        for sub in _subtargets(node.target):
+        for sub in subtargets(node.target):
             if isinstance(sub, (cst.Subscript, cst.Attribute)):
                 self._mutated(sub.value, node)  # `d[k] = v` changes d; `o.a.b = v` changes o.a
             if isinstance(sub, cst.Name):
@@ -154,7 +154,7 @@ class _MutationIndex(cst.CSTVisitor):
         ``[a, b]``, ``x if c else a``, ``f(a)`` for a function that may return its argument. A TF
         op or a method call returns a new object (a tensor, an op); arithmetic a new value."""
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
-            root = _root_name(value)
+            root = root_name(value)
             return [root] if root is not None else []
         if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
             return [r for e in value.elements for r in self._returned_roots(e.value)]
@@ -186,9 +186,9 @@ class _MutationIndex(cst.CSTVisitor):
         return []
 
     def visit_For(self, node: cst.For) -> None:
-        for sub in _subtargets(node.target):
+        for sub in subtargets(node.target):
             if isinstance(sub, cst.Name):
-                for name in _walk_nodes(node.iter):
+                for name in walk_nodes(node.iter):
                     if isinstance(name, cst.Name):
                         self._union(sub.value, name.value)
 
@@ -196,6 +196,6 @@ class _MutationIndex(cst.CSTVisitor):
         self._mutated(node.target, node)
 
     def visit_Del(self, node: cst.Del) -> None:
-        for sub in _subtargets(node.target):
+        for sub in subtargets(node.target):
             if isinstance(sub, (cst.Subscript, cst.Attribute)):
                 self._mutated(sub.value, node)

@@ -115,10 +115,10 @@ def _merge(plans: List[Plan]) -> bool:
     touched = [k for p in plans if p.site_block is None for k in p.replacements]
     if any(start <= k < end for k in touched):
         return False
-    from codemods.rules.tape.slicing import _cell_boundary  # noqa: PLC0415 - keep overlaps free of the slicer
+    from codemods.rules.tape.slicing import cell_boundary  # noqa: PLC0415 - keep overlaps free of the slicer
 
     body = list(block.body)
-    if any(_cell_boundary(body[k]) for k in range(start + 1, end)):
+    if any(cell_boundary(body[k]) for k in range(start + 1, end)):
         return False
     leader, *followers = sorted(plans, key=position)
     items = [p.tape_header[len("with "):-1] for p in [leader] + followers]

@@ -28,7 +28,7 @@ import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.analysis import tape_unsafe_reason
-from codemods.rules.tape.effects import BUILTIN_NAMES, Analyzer, Effects, Kind, _root_name
+from codemods.rules.tape.effects import BUILTIN_NAMES, Analyzer, Effects, Kind, root_name
 from codemods.rules.tape.facts import MANUAL, ModuleFacts
 from codemods.rules.tape.sites import Reject
 
@@ -142,8 +142,8 @@ class _Boundary:
         fresh: Set[str] = set()  # names bound in the region to newly built objects
         for j in range(self.start, self.end):
             stmt = self.body[j]
-            if j > self.start and _cell_boundary(stmt):
-                raise Reject(f"the statements the tape must wrap span notebook cells ({_cell_boundary(stmt)}): one "
+            if j > self.start and cell_boundary(stmt):
+                raise Reject(f"the statements the tape must wrap span notebook cells ({cell_boundary(stmt)}): one "
                              f"`with` block cannot cross a cell {MANUAL}", stmt)
             why = tape_unsafe_reason(stmt)
             if why:
@@ -358,7 +358,7 @@ class _Boundary:
 CELL_BOUNDARY = "# tfclip-migrate:cell-boundary"  # the CLI's marker between notebook cells
 
 
-def _cell_boundary(stmt: cst.BaseStatement) -> Optional[str]:
+def cell_boundary(stmt: cst.BaseStatement) -> Optional[str]:
     """The notebook cell boundary marker above ``stmt`` (``cell N``), if any."""
     for line in getattr(stmt, "leading_lines", ()):
         comment = line.comment.value if line.comment is not None else ""
@@ -397,4 +397,4 @@ def _walk(node: cst.CSTNode):
         stack.extend(current.children)
 
 
-__all__ = ["Region", "tape_region", "_root_name"]
+__all__ = ["Region", "tape_region", "root_name"]

@@ -15,17 +15,17 @@ from libcst.metadata.scope_provider import (
 from codemods.rules.analysis import dotted_name
 
 
-def _subtargets(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
+def subtargets(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _subtargets(element.value)
+            yield from subtargets(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _subtargets(target.value)
+        yield from subtargets(target.value)
     else:
         yield target
 
 
-def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+def root_name(expr: cst.BaseExpression) -> Optional[str]:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     if isinstance(expr, cst.Name):
@@ -58,7 +58,7 @@ class _DottedReads(cst.CSTVisitor):
         self.names.add(node.value)
 
 
-def _walk_nodes(node: cst.CSTNode):
+def walk_nodes(node: cst.CSTNode):
     stack = [node]
     while stack:
         current = stack.pop()
@@ -66,7 +66,7 @@ def _walk_nodes(node: cst.CSTNode):
         stack.extend(current.children)
 
 
-def _returns(func: cst.FunctionDef) -> List[cst.Return]:
+def return_statements(func: cst.FunctionDef) -> List[cst.Return]:
     found: List[cst.Return] = []
 
     class Collect(cst.CSTVisitor):

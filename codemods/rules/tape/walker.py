@@ -22,14 +22,14 @@ from codemods.rules.tape.kinds import (
     PURE_METHODS,
     Kind,
 )
-from codemods.rules.tape.syntax import _root_name, _subtargets, match_capture_names, match_pattern_values
+from codemods.rules.tape.syntax import root_name, subtargets, match_capture_names, match_pattern_values
 from codemods.rules.tape.tfapi import Api
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.rules.tape.effects import Analyzer
 
 
-class _StatementWalker:
+class StatementWalker:
     """Walks one statement (or expression) and builds its :class:`Effects`."""
 
     def __init__(self, analyzer: Analyzer, container: cst.CSTNode) -> None:
@@ -58,12 +58,12 @@ class _StatementWalker:
     # statements
     def _SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         for small in node.body:
-            sub = _StatementWalker(self.a, self.container).walk(small)
+            sub = StatementWalker(self.a, self.container).walk(small)
             self.e.absorb(sub, sequential=True)
 
     def _IndentedBlock(self, node: cst.IndentedBlock) -> None:
         for stmt in node.body:
-            sub = _StatementWalker(self.a, self.container).walk(stmt)
+            sub = StatementWalker(self.a, self.container).walk(stmt)
             self.e.absorb(sub, sequential=True)
 
     def _Assign(self, node: cst.Assign) -> None:
@@ -84,19 +84,19 @@ class _StatementWalker:
             self.e.mutates.add(node.target.value)  # `lst += [...]` changes the list in place
 
     def _Del(self, node: cst.Del) -> None:
-        for sub in _subtargets(node.target):
+        for sub in subtargets(node.target):
             if isinstance(sub, cst.Name):
                 self.e.binds.add(sub.value)
             else:
                 self._load_target(sub)
-                root = _root_name(sub)
+                root = root_name(sub)
                 if root is not None:
                     self.e.mutates.add(root)
 
     def _For(self, node: cst.For) -> None:
         self._node(node.iter)
         self._store(node.target)
-        body = _StatementWalker(self.a, self.container)
+        body = StatementWalker(self.a, self.container)
         body._node(node.body)
         # A loop body may read, on a later iteration, what it binds: its reads stay reads.
         self.e.absorb(body.e)
@@ -105,7 +105,7 @@ class _StatementWalker:
 
     def _While(self, node: cst.While) -> None:
         self._node(node.test)
-        body = _StatementWalker(self.a, self.container)
+        body = StatementWalker(self.a, self.container)
         body._node(node.body)
         self.e.absorb(body.e)
         if node.orelse is not None:
@@ -115,7 +115,7 @@ class _StatementWalker:
         self._node(node.test)
         for part in (node.body, node.orelse):
             if part is not None:
-                sub = _StatementWalker(self.a, self.container)
+                sub = StatementWalker(self.a, self.container)
                 sub._node(part)
                 self.e.absorb(sub.e)  # not sequential: a branch may not run
 
@@ -125,7 +125,7 @@ class _StatementWalker:
     def _Try(self, node: cst.Try) -> None:
         for part in [node.body] + list(node.handlers) + [node.orelse, node.finalbody]:
             if part is not None:
-                sub = _StatementWalker(self.a, self.container)
+                sub = StatementWalker(self.a, self.container)
                 sub._node(part)
                 self.e.absorb(sub.e)
 
@@ -149,7 +149,7 @@ class _StatementWalker:
         # may not run, so each one is a branch.
         self._node(node.subject)
         for case in node.cases:
-            sub = _StatementWalker(self.a, self.container)
+            sub = StatementWalker(self.a, self.container)
             sub._pattern(case.pattern)
             if case.guard is not None:
                 sub._node(case.guard)
@@ -181,7 +181,7 @@ class _StatementWalker:
             self._node(base.value)
         for stmt in node.body.body:
             if not isinstance(stmt, cst.FunctionDef):
-                self.e.absorb(_StatementWalker(self.a, node).walk(stmt))
+                self.e.absorb(StatementWalker(self.a, node).walk(stmt))
         self.e.binds.add(node.name.value)
 
     def _Import(self, node: cst.Import) -> None:
@@ -245,7 +245,7 @@ class _StatementWalker:
             self._node(call.func)
         for arg in call.args:
             self._node(arg.value)
-        arg_roots = [r for r in (_root_name(a.value) for a in call.args if not self.a.module_value(a.value))
+        arg_roots = [r for r in (root_name(a.value) for a in call.args if not self.a.module_value(a.value))
                      if r is not None]
         if kind == "tf":
             self._tf_call(call, what[1])
@@ -290,7 +290,7 @@ class _StatementWalker:
         layer runs its cell in a while loop (the dynamic_rnn hazard)."""
         self.e.collection_write = self.e.collection_write or call
         self.e.variables_created = True
-        root = _root_name(func)
+        root = root_name(func)
         if root is not None:
             self.e.mutates.add(root)
         for ctor in self.a.constructors_of(func):
@@ -316,7 +316,7 @@ class _StatementWalker:
         self.e.attr_chains += inner.attr_chains
 
     def _method_call(self, call: cst.Call, receiver: cst.BaseExpression, method: str, arg_roots: List[str]) -> None:
-        root = _root_name(receiver)
+        root = root_name(receiver)
         base = self.a.kind(receiver)
         if method in ("minimize", "compute_gradients", "apply_gradients", "gradient", "jacobian"):
             self.e.gradients.append(call)
@@ -448,13 +448,13 @@ class _StatementWalker:
 
     # stores
     def _store(self, target: cst.BaseExpression) -> None:
-        for sub in _subtargets(target):
+        for sub in subtargets(target):
             if isinstance(sub, cst.Name):
                 if not self.a.is_local(sub, self.container):
                     self.e.binds.add(sub.value)
             elif isinstance(sub, (cst.Attribute, cst.Subscript)):
                 self._load_target(sub)
-                root = _root_name(sub)
+                root = root_name(sub)
                 if root is not None:
                     self.e.mutates.add(root)
                     if isinstance(sub, cst.Attribute) and isinstance(sub.value, cst.Name):

@@ -22,8 +22,6 @@ KNOWN_CYCLES: List[Set[str]] = [
     # the planner's Analyzer mixins import each other
     {"codemods.rules.tape.callsites", "codemods.rules.tape.effects", "codemods.rules.tape.mutations",
      "codemods.rules.tape.walker"},
-    {"codemods.rules.tape.applies", "codemods.rules.tape.planner", "codemods.rules.tape.rule",
-     "codemods.rules.tape.unfollowed"},
 ]
 
 

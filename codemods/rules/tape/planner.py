@@ -23,7 +23,7 @@ The gates every site passes (each documented where it is checked):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -38,7 +38,6 @@ from codemods.rules.tape.overlaps import OverlapsMixin
 from codemods.rules.tape.sites import Block, Decline, Plan, Reject
 from codemods.rules.tape.slicing import tape_region
 from codemods.rules.tape.tfapi import CONTROL, LOOPS
-from codemods.rules.tape.unfollowed import unfollowed
 
 TRAINABLE_LIST_CALLS = {"tf.trainable_variables"}
 VARIABLE_CONSTRUCTORS = {"tf.Variable": 1, "tf.get_variable": 5}  # positional index of `trainable`
@@ -100,8 +99,6 @@ class Planner(GatesMixin, OverlapsMixin):
                 self._stray_call(call, method)
         self._drop_overlaps()
         self._check_groups()
-        # What no rule followed is reported, never left silent (codemods/rules/tape/unfollowed.py).
-        self.declines.extend(unfollowed(self))
         return self
 
     def _plan_block(self, block: Block) -> None:
@@ -312,13 +309,3 @@ class _GradientCalls(cst.CSTVisitor):
 
 def tf_name_dotted(node: cst.CSTNode) -> Optional[str]:
     return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-
-
-def rules_for_planning(rules: Optional[Sequence[type]] = None) -> List[Type]:
-    """The TF 2 site rules of ``rules`` (the engine's rule set; default: the registry's), in
-    order (imported here: the registry imports the rules)."""
-    from codemods.rules.tape.rule import GradientSiteRule
-
-    if rules is None:
-        from codemods.engine.registry import RULES as rules
-    return [rule for rule in rules if issubclass(rule, GradientSiteRule) and rule.KIND]

@@ -8,7 +8,7 @@ shared by every rule (:func:`shared_planner`); each rule then applies the plans 
 
 from __future__ import annotations
 
-from typing import ClassVar, Dict, List, Optional
+from typing import ClassVar, Dict, List, Optional, Sequence, Type
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
@@ -16,7 +16,8 @@ from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProv
 from codemods.engine.base import ENGINE_RULES_KEY, FixSafety, TfcCodemod
 from codemods.rules.tape.emit import rebuild
 from codemods.rules.tape.facts import ModuleFacts, position_resolver, resolve_metadata
-from codemods.rules.tape.planner import Planner, PlannerOptions, Statement, rules_for_planning
+from codemods.rules.tape.planner import Planner, PlannerOptions, Statement
+from codemods.rules.tape.unfollowed import unfollowed
 from codemods.rules.tape.sites import Plan
 
 # The rule code of each site kind (a follower in a group of tapes is reported under its own code).
@@ -38,6 +39,8 @@ def shared_planner(rule: TfcCodemod, module: cst.Module, *, run: bool = True) ->
         cache["planner_ran"] = False
     if run and not cache.get("planner_ran"):
         planner.run()
+        # What no rule followed is reported, never left silent (codemods/rules/tape/unfollowed.py).
+        planner.declines.extend(unfollowed(planner))
         cache["planner_ran"] = True
     return planner
 
@@ -146,3 +149,11 @@ class GradientSiteRule(TfcCodemod):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return self._rebuilt(original_node, updated_node)
+
+
+def rules_for_planning(rules: Optional[Sequence[type]] = None) -> List[Type]:
+    """The TF 2 site rules of ``rules`` (the engine's rule set; default: the registry's), in
+    order (the registry is imported here: it imports the rules)."""
+    if rules is None:
+        from codemods.engine.registry import RULES as rules
+    return [rule for rule in rules if issubclass(rule, GradientSiteRule) and rule.KIND]

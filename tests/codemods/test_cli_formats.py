@@ -100,9 +100,8 @@ class TestSarif:
         results = run_["results"]
         py = [r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "train.py"]
         assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]) for r in py] == [
-            ("TFC001", {"startLine": 8, "startColumn": 13, "endLine": 8, "endColumn": 87}),
             ("TFC103", {"startLine": 9, "startColumn": 12, "endLine": 9, "endColumn": 36}),
-        ]
+        ]  # no TFC001: `fix` rewrites its site through TFC103, and check lists what fix would do
         assert {rule["id"] for rule in run_["tool"]["driver"]["rules"]} == {r["ruleId"] for r in results}
 
     def test_notebook_results_name_the_cell(self, proj, capsys):
@@ -135,12 +134,8 @@ class TestGithub:
         """Each finding is `::error file=,line=,col=,endLine=,endColumn=,title=CODE::CODE message`."""
         rc, out, _ = run(capsys, "check", "--output-format", "github", "-j1", "train.py")
         lines = out.splitlines()
-        assert rc == 1 and len(lines) == 2
-        assert lines[0] == (
-            "::error file=train.py,line=8,col=13,endLine=8,endColumn=87,title=TFC001::TFC001 "
-            "`tf.contrib.estimator.clip_gradients_by_norm` was removed in TensorFlow 2: use "
-            "`tfclip_compat.clip_gradients_by_norm` (same signature and numerics)")
-        assert lines[1].startswith("::error file=train.py,line=9,col=12,endLine=9,endColumn=36,title=TFC103::")
+        assert rc == 1 and len(lines) == 1
+        assert lines[0].startswith("::error file=train.py,line=9,col=12,endLine=9,endColumn=36,title=TFC103::TFC103 ")
 
     def test_escaping(self):
         """Properties escape `%`, `:`, `,` and line breaks; the message escapes `%` and line breaks."""
@@ -173,10 +168,10 @@ class TestJunit:
         (proj / "p.py").write_text(PARAM_LOSS)
         rc, out, _ = run(capsys, "check", "--output-format", "junit", "-j1", "train.py", "p.py")
         root = ET.fromstring(out)
-        assert rc == 1 and root.tag == "testsuites" and root.get("tests") == "3" and root.get("failures") == "3"
+        assert rc == 1 and root.tag == "testsuites" and root.get("tests") == "2" and root.get("failures") == "2"
         suites = {s.get("name"): [c.get("name") for c in s] for s in root}
         assert suites == {"p.py": ["tfclip-migrate.TFC202"],
-                          "train.py": ["tfclip-migrate.TFC001", "tfclip-migrate.TFC103"]}
+                          "train.py": ["tfclip-migrate.TFC103"]}
         failure = root.find("testsuite[@name='p.py']/testcase/failure")
         assert failure is not None and failure.text.startswith("line 6, col 12: the loss `loss` is a parameter")
 
@@ -211,25 +206,25 @@ class TestJsonEdits:
         """Findings carry the end of the node they report (1-based, exclusive column)."""
         rc, out, _ = run(capsys, "check", "--format", "json", "-j1", "train.py")
         rows = [(f["code"], f["line"], f["col"], f["end_line"], f["end_col"]) for f in json.loads(out)["findings"]]
-        assert rows == [("TFC001", 8, 13, 8, 87), ("TFC103", 9, 12, 9, 36)]
+        assert rows == [("TFC103", 9, 12, 9, 36)]
         assert TRAIN.splitlines()[8][11:35] == "optimizer.minimize(loss)"
 
     @pytest.mark.parametrize("cache", [True, False], ids=["cached", "no-cache"])
     def test_check_gives_the_edits_fix_applies(self, proj, capsys, cache):
         """`check --format json` carries, for each fixable finding, the edit `fix` applies (also
-        from a warm cache); a finding `fix` does not fix (TFC001: TFC103 rewrites its site
-        first) has none."""
+        from a warm cache), and lists only what `fix` would fix (no TFC001: TFC103 rewrites its
+        site first)."""
         flags = [] if cache else ["--no-cache"]
         run(capsys, "check", "--format", "json", "-j1", *flags, "train.py")
         check = json.loads(run(capsys, "check", "--format", "json", "-j1", *flags, "train.py")[1])["findings"]
         diff = json.loads(run(capsys, "fix", "--diff", "--format", "json", "-j1", "train.py")[1])["findings"]
-        assert [(f["code"], f["edits"] is None) for f in check] == [("TFC001", True), ("TFC103", False)]
-        assert check[1]["edits"] == next(f["edits"] for f in diff if f["code"] == "TFC103")
+        assert [(f["code"], f["edits"] is None) for f in check] == [("TFC103", False)]
+        assert check[0]["edits"] == next(f["edits"] for f in diff if f["code"] == "TFC103")
         sarif = json.loads(run(capsys, "check", "--format", "sarif", "-j1", *flags, "train.py")[1])
-        fixes = sarif["runs"][0]["results"][1]["fixes"][0]["artifactChanges"][0]["replacements"]
+        fixes = sarif["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"]
         assert [(r["deletedRegion"]["startLine"], r["deletedRegion"]["endLine"], r["insertedContent"]["text"])
                 for r in fixes] == [(e["location"]["line"], e["end_location"]["line"], e["content"])
-                                    for e in check[1]["edits"]]
+                                    for e in check[0]["edits"]]
 
 
 # --------------------------------------------------------------------------------------
@@ -243,7 +238,6 @@ class TestCounts:
         rc, out, err = run(capsys, "check", "--statistics", "-j1", "train.py", "p.py")
         assert rc == 1 and "findings: " in err
         assert out == ("2\tTFC202\t[ ] unprovable-gradient-site\n"
-                       "1\tTFC001\t[*] contrib-clip-gradients-by-norm\n"
                        "1\tTFC103\t[*] minimize-to-tape\n")
 
     def test_statistics_needs_text(self, proj, capsys):
@@ -261,8 +255,7 @@ class TestCounts:
     def test_show_fixes(self, proj, capsys):
         """`--show-fixes` lists per file the findings fixed (fix) or fixable (check), on stderr."""
         rc, out, err = run(capsys, "check", "--show-fixes", "train.py")
-        assert "Would fix 2 findings:\n- train.py:\n    1 \u00d7 TFC001 (contrib-clip-gradients-by-norm)\n" \
-               "    1 \u00d7 TFC103 (minimize-to-tape)\n" in err
+        assert "Would fix 1 finding:\n- train.py:\n    1 \u00d7 TFC103 (minimize-to-tape)\n" in err
         rc, out, err = run(capsys, "fix", "--show-fixes", "train.py")
         assert rc == 1 and "Fixed 1 finding:\n- train.py:\n    1 \u00d7 TFC103 (minimize-to-tape)\n" in err
         rc, out, err = run(capsys, "fix", "--show-fixes", "train.py")
@@ -301,12 +294,12 @@ class TestColour:
     def test_terminal_gets_colour(self, proj):
         """On a terminal the code is bold red and the path bold; the text is the same."""
         out = _pty_run(["check", "--no-cache", "train.py"], {}, proj)
-        assert b"\x1b[1mtrain.py\x1b[0m:8:13: \x1b[1m\x1b[31mTFC001\x1b[0m \x1b[36m[*]\x1b[0m" in out
+        assert b"\x1b[1mtrain.py\x1b[0m:9:12: \x1b[1m\x1b[31mTFC103\x1b[0m \x1b[36m[*]\x1b[0m" in out
 
     def test_no_color_wins_on_a_terminal(self, proj):
         """NO_COLOR (not empty) turns colour off on a terminal, FORCE_COLOR notwithstanding."""
         out = _pty_run(["check", "--no-cache", "train.py"], {"NO_COLOR": "1", "FORCE_COLOR": "1"}, proj)
-        assert b"\x1b[" not in out and b"train.py:8:13: TFC001 [*]" in out
+        assert b"\x1b[" not in out and b"train.py:9:12: TFC103 [*]" in out
 
     def test_force_color_through_a_pipe(self, proj):
         """FORCE_COLOR colours a pipe; without it a pipe gets plain text."""
@@ -315,7 +308,7 @@ class TestColour:
         cmd = [sys.executable, "-m", "codemods.cli", "check", "--no-cache", "train.py"]
         plain = subprocess.run(cmd, capture_output=True, cwd=proj, env=env).stdout
         forced = subprocess.run(cmd, capture_output=True, cwd=proj, env={**env, "FORCE_COLOR": "1"}).stdout
-        assert b"\x1b[" not in plain and b"\x1b[31mTFC001" in forced
+        assert b"\x1b[" not in plain and b"\x1b[31mTFC103" in forced
 
     def test_rule(self):
         """color_enabled: NO_COLOR > FORCE_COLOR > a terminal; an empty value counts as unset."""

@@ -53,7 +53,7 @@ def test_tensorflow_floor_is_the_one_pyproject_declares():
 
     import tfclip_compat._tf as shim_tf
 
-    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
     (requirement,) = project["optional-dependencies"]["tf"]
     match = re.fullmatch(r"tensorflow>=(\d+)\.(\d+)", requirement)
     assert match, requirement  # `tensorflow`, never tensorflow-cpu: tf-keras requires `tensorflow`

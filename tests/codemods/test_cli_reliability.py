@@ -562,8 +562,8 @@ def test_signal_during_discovery(tmp_path, signum):
     """A signal while the tree is walked: one valid document, interrupted true, exit 128 + n."""
     root = tmp_path / "big"
     root.mkdir()
-    for i in range(300):
-        d = root / f"d{i:03}"
+    for i in range(1000):  # 20,000 files: the tree of the issue (a walk of about half a second)
+        d = root / f"d{i:04}"
         d.mkdir()
         for j in range(20):
             (d / f"m{j}.py").write_text("import os\n")
@@ -576,7 +576,12 @@ def test_signal_during_discovery(tmp_path, signum):
         except OSError:
             return False
 
-    sub.wait_for(walking, timeout=60, what="the walk")
+    # A directory or file of the tree is open only for microseconds at a time: poll every
+    # millisecond (a 20 ms poll missed the whole run on a fast machine).
+    deadline = time.monotonic() + 60
+    while not walking():
+        assert proc.poll() is None and time.monotonic() < deadline, "the walk was never seen"
+        time.sleep(0.001)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum, err

@@ -11,15 +11,26 @@
   :mod:`~codemods.cli.quoting` -- what is printed (text, JSON, SARIF, GitHub, JUnit).
 """
 
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 
 def main(*args: Any, **kwargs: Any) -> int:
-    """The ``tfclip-migrate`` entry point: :func:`codemods.cli.app.main`, imported on call so that
-    importing any module of this package never imports the whole command."""
+    """Run the command in this process and return its exit code (tests, embedders):
+    :func:`codemods.cli.app.main`, imported on call so that importing any module of this package
+    never imports the whole command."""
     from codemods.cli.app import main as run
 
     return run(*args, **kwargs)
 
 
-__all__ = ["main"]
+def console(argv: Any = None, **kwargs: Any) -> NoReturn:
+    """The ``tfclip-migrate`` script: run the command and exit with its code. The signal handlers
+    stay installed until the process is gone, so a SIGTERM that arrives after the report is
+    complete cannot turn a finished run into a process killed by a signal."""
+    from codemods.cli.app import main as run
+
+    sys.exit(run(argv, own_process=True, **kwargs))
+
+
+__all__ = ["console", "main"]

@@ -408,16 +408,19 @@ def _exit_code(args: argparse.Namespace, reporter: Reporter) -> int:
 # main
 
 
-def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]] = None,
+         own_process: bool = False) -> int:
     """Run ``tfclip-migrate`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
 
     ``rules``: the rule classes to run and list instead of the package's (tests, embedders).
+    ``own_process``: the process exits right after (:func:`codemods.cli.console`): the signal
+    handlers stay installed, recording only, instead of being restored.
     """
     out, err = sys.stdout, sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
     reporter = Reporter(out, err, command=None, json_format=_wants_json(argv))
-    with _signals.handling():  # from start-up on: a signal always ends in a summary / a document
+    with _signals.handling(restore=not own_process):  # from start-up on: a signal always ends in a summary / a document
         try:
             code = _main(argv, parser, reporter, out, err, rules)
         except _signals.Interrupted as exc:  # a signal in an error path, before the output was complete
@@ -504,4 +507,4 @@ def _version(out: IO[str]) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(main(own_process=True))

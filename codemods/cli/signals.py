@@ -62,8 +62,14 @@ def _handler(signum: int, frame: Any) -> None:
 
 
 @contextmanager
-def handling() -> Iterator[None]:
-    """Install the handlers for the duration of a run (main thread only); restore after."""
+def handling(*, restore: bool = True) -> Iterator[None]:
+    """Install the handlers for the duration of a run (main thread only); restore after.
+
+    ``restore=False`` (the command's own process, :func:`codemods.cli.console`): the handlers
+    stay until the process exits, recording only (:func:`stop_raising`), so a signal that
+    arrives after the output is complete -- while the interpreter shuts down -- neither kills
+    the process with a default action nor changes its exit code.
+    """
     _state.received, _state.raised, _state.depth = None, False, 0
     previous: Dict[int, Any] = {}
     try:
@@ -74,8 +80,11 @@ def handling() -> Iterator[None]:
                 pass
         yield
     finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
+        if restore:
+            for signum, old in previous.items():
+                signal.signal(signum, old)
+        else:
+            stop_raising()
 
 
 @contextmanager

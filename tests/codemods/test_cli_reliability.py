@@ -607,6 +607,27 @@ def test_sigterm_at_any_moment_of_start_up(tmp_path, delay):
         assert proc.returncode in (143, doc["exit_code"])
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_after_the_report_is_complete(tmp_path, signum):
+    """A signal after the document is written, while the interpreter shuts down: the finished
+    run keeps its exit code (was: killed by the signal's default action, exit -n, after a
+    complete document saying `"interrupted": false` -- a red CI run on a clean clone)."""
+    (tmp_path / "a.py").write_text("x = legacy_clip(1)\n")
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    proc = sub.popen(["check", "a.py", "--format", "json", "-j1"], tmp_path,
+                     extra_env={"TFCLIP_TEST_LINGER_GATE": str(gate)})
+    sub.wait_for(lambda: (gate / "exiting").exists() or proc.poll() is not None, what="the CLI to exit")
+    assert proc.poll() is None
+    proc.send_signal(signum)
+    time.sleep(0.2)  # the signal is delivered (and, before the fix, acted on) at once
+    (gate / "go").write_text("")
+    out, err = proc.communicate(timeout=60)
+    doc = _document(out)
+    assert proc.returncode == doc["exit_code"] == 1 and doc["interrupted"] is False, err
+    assert no_traceback(err), err
+
+
 @pytest.mark.parametrize("command", ["check", "fix"])
 def test_closed_stdin(tmp_path, command):
     """`fix - <&-`: one document naming stdin as unreadable, exit 2 (was: internal AttributeError)."""

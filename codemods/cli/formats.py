@@ -34,6 +34,8 @@ import re
 from collections import Counter
 from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from codemods.cli.spool import Spool, TextSpool
+
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.cli.results import FileReport, Finding
 
@@ -113,47 +115,6 @@ def rule_names(rules: Optional[Sequence[type]] = None) -> Dict[str, str]:
     else:
         names.update({rule.CODE: rule.NAME for rule in _registry.default_rules()})
     return names
-
-
-class TextSpool:
-    """Text pieces kept in memory, then in a temporary file past ``max_size`` characters."""
-
-    def __init__(self, max_size: int = 256 << 10) -> None:
-        self.max_size = max_size
-        self._parts: List[str] = []
-        self._size = 0
-        self._file: Optional[IO[str]] = None
-        self.empty = True
-
-    def add(self, text: str) -> None:
-        self.empty = self.empty and not text
-        if self._file is not None:
-            self._file.write(text)
-            return
-        self._parts.append(text)
-        self._size += len(text)
-        if self._size > self.max_size:
-            import tempfile
-
-            self._file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
-            self._file.write("".join(self._parts))
-            self._parts = []
-
-    def chunks(self) -> Iterator[str]:
-        if self._file is None:
-            yield from self._parts
-            return
-        self._file.seek(0)
-        while True:
-            chunk = self._file.read(64 << 10)
-            if not chunk:
-                break
-            yield chunk
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
 
 
 # --------------------------------------------------------------------------------------
@@ -463,6 +424,10 @@ class MigrationReport:
         """Write the report (a temporary file renamed into place); the reason it could not be."""
         import tempfile
 
+        failed = self.sections.ready()
+        if failed is not None:  # sections were lost: no report rather than a partial one
+            self.sections.close()
+            return f"its temporary file failed: {failed}"
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
             fd, tmp = tempfile.mkstemp(prefix=".tfclip-report.", dir=directory)
@@ -493,8 +458,6 @@ class Outputs:
     def __init__(self, fmt: str = "text", *, color: bool = False, statistics: bool = False,
                  show_fixes: bool = False, report_file: Optional[str] = None, unsafe_fixes: bool = False,
                  rules: Optional[Sequence[type]] = None) -> None:
-        from codemods.cli.spool import Spool
-
         self.format = fmt
         self.color = color
         self.statistics = statistics
@@ -573,18 +536,32 @@ class Outputs:
             return False
         return True
 
+    @staticmethod
+    def _spool_ready(reporter: Any, spool: TextSpool, name: str) -> bool:
+        """True when the document's spooled part can be read back whole; else one error line,
+        no document, exit 2 (a document missing results would tell CI there are none)."""
+        failed = spool.ready()
+        if failed is None:
+            return True
+        reporter.document_failed = True
+        reporter.error(None, f"cannot write the {name} document: its temporary file failed: {failed}; "
+                             f"no {name} written")
+        return False
+
     def finish(self, reporter: Any, exit_code: int, numbers: Optional[Dict[str, Any]], summary: bool) -> None:
         """The statistics / fixes lists, the SARIF or JUnit document."""
         emit = lambda text: reporter._emit(reporter.main_stream, text)  # noqa: E731 - a short alias
         if self.statistics and summary:
             emit(statistics_text(self.counts, rule_names(self.rules)))
         if self.format == "sarif":
-            write_chunks(emit, sarif_document_chunks(self.results, sorted(self.codes), self.rules,
-                                                     exit_code=exit_code, errors=reporter.errors,
-                                                     version=_version()))
+            if self._spool_ready(reporter, self.results, "SARIF"):
+                write_chunks(emit, sarif_document_chunks(self.results, sorted(self.codes), self.rules,
+                                                         exit_code=exit_code, errors=reporter.errors,
+                                                         version=_version()))
             self.results.close()
         elif self.format == "junit":
-            write_chunks(emit, junit_document_chunks(self.suites, self.tests, self.tests))
+            if self._spool_ready(reporter, self.suites, "JUnit"):
+                write_chunks(emit, junit_document_chunks(self.suites, self.tests, self.tests))
             self.suites.close()
         if self.show_fixes and summary and not reporter.quiet:
             reporter._emit(reporter.err, show_fixes_text(self.fixed, rule_names(self.rules),

@@ -1,6 +1,8 @@
-"""The JSON document's lists, serialised entry by entry as they come and kept in a temporary
-file past 256 KB, so memory stays flat in the number of files (used by :mod:`codemods.cli.report`
-for JSON and by :mod:`codemods.cli.formats` for SARIF)."""
+"""What a run prints at its end, kept as it comes: text (:class:`TextSpool`: the report file's
+sections, JUnit's test suites) and the JSON document's lists (:class:`Spool`, serialised entry by
+entry: JSON's files and findings, SARIF's results), each in a temporary file past 256 KB, so memory
+stays flat in the number of files. A spool whose temporary file fails says so (``ready()``) and no
+document is written from it."""
 
 from __future__ import annotations
 
@@ -33,24 +35,25 @@ def _entry_json(entry: Dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n    }"
 
 
-class Spool:
-    """The entries of one JSON list, serialised as they come (indented for their place in
-    the document) and kept in a temporary file once they pass ``max_size`` characters."""
+class TextSpool:
+    """Text pieces kept in memory, then in a temporary file past ``max_size`` characters.
+
+    A failure of that file (a full ``TMPDIR``, a file size limit) is recorded in :attr:`failed`,
+    never raised: the caller asks :meth:`ready` before it writes a document from the spool, and
+    writes none when the spool lost text (a truncated document would be worse than none)."""
 
     def __init__(self, max_size: int = 256 << 10) -> None:
         self.max_size = max_size
-        self.count = 0
+        self.empty = True  # no text added yet
         self._parts: List[str] = []
         self._size = 0
         self._file: Optional[IO[str]] = None
         self.failed: Optional[str] = None  # why the spool file could not be written (no document then)
 
-    def add(self, entry: Dict[str, Any]) -> None:
+    def add(self, text: str) -> None:
         if self.failed is not None:
             return
-        text = _entry_json(json_entry(entry))
-        text = ("" if not self.count else ",\n") + "    " + text
-        self.count += 1
+        self.empty = self.empty and not text
         try:
             if self._file is not None:
                 self._file.write(text)
@@ -77,7 +80,7 @@ class Spool:
         self._file = None
 
     def ready(self) -> Optional[str]:
-        """Flush the spool file: None when the list can be read back whole, else why not."""
+        """Flush the spool file: None when the text can be read back whole, else why not."""
         if self._file is not None and self.failed is None:
             try:
                 self._file.flush()
@@ -87,21 +90,16 @@ class Spool:
         return self.failed
 
     def chunks(self) -> Iterator[str]:
-        """The list's text (``[]``, or ``[`` + entries + ``]`` as ``json.dumps`` nests it)."""
-        if not self.count:
-            yield "[]"
-            return
-        yield "[\n"
+        """The text added, in pieces of about :data:`WRITE_SIZE` characters (after :meth:`ready`)."""
         if self._file is None:
             yield from self._parts
-        else:
-            self._file.seek(0)
-            while True:
-                chunk = self._file.read(WRITE_SIZE)
-                if not chunk:
-                    break
-                yield chunk
-        yield "\n  ]"
+            return
+        self._file.seek(0)
+        while True:
+            chunk = self._file.read(WRITE_SIZE)
+            if not chunk:
+                break
+            yield chunk
 
     def close(self) -> None:
         if self._file is not None:
@@ -110,3 +108,28 @@ class Spool:
             except OSError:
                 pass
             self._file = None
+
+
+class Spool(TextSpool):
+    """The entries of one JSON list, serialised as they come (indented for their place in
+    the document) and kept in a temporary file once they pass ``max_size`` characters."""
+
+    def __init__(self, max_size: int = 256 << 10) -> None:
+        super().__init__(max_size)
+        self.count = 0
+
+    def add(self, entry: Dict[str, Any]) -> None:  # type: ignore[override]
+        if self.failed is not None:
+            return
+        text = _entry_json(json_entry(entry))
+        super().add(("" if not self.count else ",\n") + "    " + text)
+        self.count += 1
+
+    def chunks(self) -> Iterator[str]:
+        """The list's text (``[]``, or ``[`` + entries + ``]`` as ``json.dumps`` nests it)."""
+        if not self.count:
+            yield "[]"
+            return
+        yield "[\n"
+        yield from super().chunks()
+        yield "\n  ]"

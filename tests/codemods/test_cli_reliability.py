@@ -515,23 +515,41 @@ def _document(text) -> dict:
     return doc
 
 
-def test_full_tmpdir_gives_no_json_and_one_line(tmp_path):
+@pytest.mark.parametrize("fmt,name", [("json", "JSON"), ("sarif", "SARIF"), ("junit", "JUnit")])
+def test_full_tmpdir_gives_no_document_and_one_line(tmp_path, fmt, name):
     """The spool's temporary file cannot be written (a 300 KB file size limit, SIGXFSZ ignored, as
-    on a full TMPDIR): every file is still processed, no (truncated) JSON is printed, one error line,
-    exit 2."""
-    for i in range(20):
+    on a full TMPDIR): every file is still processed, no (truncated) document is printed, one error
+    line, exit 2 (was, for SARIF: a valid log with no results and exit 1 -- CI saw a clean run; for
+    JUnit: half a document and an internal error)."""
+    for i in range(30):
         (tmp_path / f"m{i:02}.py").write_text("".join(f"x{j} = legacy_clip({j})\n" for j in range(200)))
+    proc = _run_with_full_tmpdir(tmp_path, "check", ".", "-j1", "--format", fmt)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout[-300:]
+    assert proc.stderr.count("\n") == 1 and f"cannot write the {name} document" in proc.stderr, proc.stderr
+    assert "File too large" in proc.stderr and no_traceback(proc.stderr)
+
+
+def test_full_tmpdir_writes_no_partial_report_file(tmp_path):
+    """`--report-file` whose spooled sections cannot be kept: no report file (not a partial one), one
+    error naming it, exit 2; the summary still comes."""
+    for i in range(30):
+        (tmp_path / f"m{i:02}.py").write_text("".join(f"x{j} = legacy_clip({j})\n" for j in range(200)))
+    proc = _run_with_full_tmpdir(tmp_path, "check", ".", "-j1", "--report-file", "report.md")
+    assert proc.returncode == 2 and not (tmp_path / "report.md").exists(), proc.stderr[-300:]
+    assert "cannot write the report" in proc.stderr and "File too large" in proc.stderr
+    assert no_traceback(proc.stderr) and not list(tmp_path.glob(".tfclip-report.*"))
+
+
+def _run_with_full_tmpdir(cwd, *args):
+    """The CLI (test rules) under a 300 KB file size limit with SIGXFSZ ignored (a full TMPDIR)."""
 
     def limit():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
 
-    proc = subprocess.run([sys.executable, sub.RULES_SCRIPT, "check", ".", "-j1", "--format", "json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, preexec_fn=limit,
+    return subprocess.run([sys.executable, sub.RULES_SCRIPT, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, preexec_fn=limit,
                           env=sub.env(PYTHONPATH=os.pathsep.join((str(sub.TESTS), str(sub.TESTS.parent)))))
-    assert proc.returncode == 2 and proc.stdout == "", proc.stdout[-300:]
-    assert proc.stderr.count("\n") == 1 and "cannot write the JSON document" in proc.stderr, proc.stderr
-    assert "File too large" in proc.stderr and no_traceback(proc.stderr)
 
 
 def _in_syscall(pid: int, number: int, fd: int) -> bool:

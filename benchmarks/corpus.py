@@ -25,8 +25,9 @@ Python), on copies of the corpus, never on the corpus itself:
 An independent ``ast`` scanner (``_corpus_scan.py``, never imports ``codemods``) finds the training
 sites before and the removed clipping APIs left after ``fix``. The report (markdown, plus the raw
 data as JSON beside it) gives crashes, outputs that no longer parse, non-idempotent files,
-rewritten / reported / silently missed files and sites, removed contrib calls left, the decline
-reasons ranked, the silent-miss shapes ranked, and time per phase. Nothing here asserts a figure.
+rewritten / reported / silently missed files and sites, the files ``fix`` made eager (no session,
+no placeholder left) beside those left in the tape form, per repository too, removed contrib calls
+left, the decline reasons ranked, the silent-miss shapes ranked, and time per phase. Nothing here asserts a figure.
 
 Longer than ~400 lines because it is one pipeline whose stages share the per-file records; the
 markdown rendering lives in ``_corpus_report.py``, the scanner in ``_corpus_scan.py``.

@@ -406,3 +406,30 @@ def test_dangling_names_sees_names_and_attributes(tmp_path: Path) -> None:
             root.mkdir(exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
     assert dangling_names(before, after, set(files)) == {"a.py": ["gvs"], "b.py": ["self.gvs"]}
+
+
+def test_graph_markers_read_code_not_text() -> None:
+    """A session or placeholder is seen in any spelling the code uses (attribute, bare or imported name,
+    ``get_session()``), in a notebook's cells too, and never in a docstring, comment or string."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from _corpus_scan import scan_file
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+    def markers(path: str, text: str) -> tuple:
+        result = scan_file(path, text.encode("utf-8"))
+        return result.session, result.placeholder
+
+    assert markers("a.py", "import tensorflow as tf\nx = tf.compat.v1.placeholder(tf.float32)\n"
+                           "with tf.compat.v1.Session() as s:\n    pass\n") == (True, True)
+    assert markers("b.py", "from tensorflow.compat.v1 import InteractiveSession, placeholder_with_default\n") == (True, True)
+    assert markers("c.py", "import keras.backend as K\nsess = K.get_session()\n") == (True, False)
+    assert markers("d.py", '"""What ``Session.run`` returned: a tf.placeholder fed."""\n# tf.Session()\n'
+                           "s = 'tf.placeholder'\nsess = None\nsess.run(x)\n") == (False, False)
+    nb = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                "source": ["import tensorflow as tf\n"]},
+                               {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                "source": ["x = tf.placeholder(tf.float32)\n"]}],
+                     "metadata": {}, "nbformat": 4, "nbformat_minor": 2})
+    assert markers("e.ipynb", nb) == (False, True)

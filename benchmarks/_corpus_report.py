@@ -120,6 +120,14 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
         row(label, [_pct(modes[m]["units"][status], units[m]) for m in names], {"missed": "0"}.get(status, ""))
     row("files with ≥1 silently missed unit",
         [str(len({rel for rel, _, st in modes[m]["site_rows"] if st == "missed"})) for m in names], "0")
+    row("files with training sites: **eager after `fix`** (had a session or placeholder, none left)",
+        [_pct(modes[m]["eager"]["forms"]["converted"], site_files) for m in names], "every convertible file")
+    row("... rewritten, still a TF 1 graph (the per-site tape / shim form)",
+        [_pct(modes[m]["eager"]["forms"]["tape"], site_files) for m in names], "")
+    row("... never had a session or placeholder (library code, `model_fn`s, TF 1 eager)",
+        [_pct(modes[m]["eager"]["forms"]["eager_before"], site_files) for m in names], "")
+    row("session scripts (a session before `fix`) made eager",
+        [_pct(modes[m]["eager"]["session_files_converted"], modes[m]["eager"]["session_files"]) for m in names], "")
     row("`tf.contrib` clipping calls / references left after `fix`",
         [f"{len(modes[m]['contrib_left'])} in {len({r for r, _ in modes[m]['contrib_left']})} files "
          f"(of {modes[m]['contrib_before']})" for m in names], "0")
@@ -172,16 +180,20 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
             c["sites"] += len(result.counted_sites)
     for rel, status in modes[first_mode]["file_status"].items():
         per_repo[rel.split("/", 1)[0]][status] += 1
-    w("| repository | kind | commit | files (.ipynb) | Python 2 | files with sites | sites | rewritten | reported | missed |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
+    for rel, form in modes[first_mode]["eager"]["file_form"].items():
+        per_repo[rel.split("/", 1)[0]]["form:" + form] += 1
+    w("| repository | kind | commit | files (.ipynb) | Python 2 | files with sites | sites | rewritten | reported | missed "
+      "| eager after `fix` | tape / shim form |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     by_dir = {e["repo"].replace("/", "__"): e for e in manifest}
     for top in sorted(per_repo, key=str.lower):
         c = per_repo[top]
         e = by_dir.get(top, {})
         w(f"| {e.get('repo', top)} | {_cell(e.get('kind', ''))} | {e.get('commit', '')[:10]} | {c['files']} "
           f"({c['notebooks']}) | {c['py2']} | {c['site_files']} | {c['sites']} | {c['rewritten']} | {c['reported']} | "
-          f"{c['missed']} |")
-    w(f"\nFile status columns are for `fix` (safe fixes). Not walked by the CLI (documented excluded directories): "
+          f"{c['missed']} | {c['form:converted']} | {c['form:tape']} |")
+    w(f"\nFile status columns are for `fix` (safe fixes); *eager after `fix`*: the file named a TF 1 session or "
+      f"placeholder before `fix` and names neither after it; *tape / shim form*: rewritten and still a graph. Not walked by the CLI (documented excluded directories): "
       f"{len(inv['not_walked'])} files.\n")
 
     # crashes, broken, idempotency
@@ -258,6 +270,21 @@ def render(data: Dict[str, Any], summary: Dict[str, Any], manifest: Sequence[Dic
         w(f"| `{tag}` | {n} | {_pct(tag_missed[tag], n)} |")
     w("")
 
+    for m in names:
+        label = "" if m == "safe" else " (`--unsafe-fixes`)"
+        e = modes[m]["eager"]
+        w(f"## Eager programs after `fix`{label} (issue 22)\n")
+        w(f"A file is a TF 1 graph while its code names a session (`tf.Session`, `InteractiveSession`, "
+          f"`MonitoredTrainingSession`, `get_session()`, ...) or a placeholder; `fix` made it eager when it did before "
+          f"and does not after. TFC301 applied in {len(e['tfc301_applied'])} files with training sites.\n")
+        w("| form after `fix` | files with training sites |")
+        w("|---|---|")
+        for form, label_ in (("converted", "eager (converted by `fix`)"), ("tape", "rewritten, still graph (tape / shim)"),
+                             ("graph", "not rewritten, still graph"),
+                             ("eager_before", "never had a session or placeholder")):
+            w(f"| {label_} | {_pct(e['forms'][form], e['files'])} |")
+        w("")
+        _list(w, [f"`{p}`" for p in e["converted"]], "no file was made eager")
     _reason_table(w, "Decline reasons (findings without a fix), ranked by files", summary["declines"])
     _reason_table(w, "Why fixes are unsafe (findings with an unsafe fix), ranked by files", summary["unsafe_reasons"])
     for m in names:

@@ -95,6 +95,12 @@ class ScanResult:
     cells_unparsed: int = 0  # notebook code cells ast could not parse (Python 2, shell...)
     token_hint: bool = False  # the raw text mentions a training-site token (for unparsable files)
     sites: List[Site] = field(default_factory=list)
+    # TF 1 graph-mode markers in the code (not in comments or strings): a session (`tf.Session`,
+    # `InteractiveSession`, `MonitoredTrainingSession`, `K.get_session()`, any `...Session`) and a
+    # placeholder (`placeholder`, `placeholder_with_default`, `sparse_placeholder`). A file with
+    # neither runs eagerly as far as this scanner can tell (issue 22's "ends up eager").
+    session: bool = False
+    placeholder: bool = False
 
     @property
     def counted_sites(self) -> List[Site]:
@@ -706,6 +712,29 @@ def _scope_statements(scope: ast.AST) -> Iterator[ast.stmt]:
                     todo.append(child)
 
 
+_PLACEHOLDERS = frozenset({"placeholder", "placeholder_with_default", "sparse_placeholder"})
+_SESSION_GETTERS = frozenset({"get_session", "get_default_session"})
+
+
+def graph_markers(tree: ast.AST) -> Tuple[bool, bool]:
+    """(uses a TF 1 session, uses a placeholder): any name or attribute spelled so, read or called."""
+    session = placeholder = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.alias):  # `from tensorflow.compat.v1 import Session, placeholder`
+            name = node.name.rsplit(".", 1)[-1]
+        else:
+            continue
+        session = session or name.endswith("Session") or name in _SESSION_GETTERS
+        placeholder = placeholder or name in _PLACEHOLDERS
+        if session and placeholder:
+            break
+    return session, placeholder
+
+
 def scan_tree(source: str, tree: ast.Module, notebook: bool = False) -> Tuple[bool, List[Site]]:
     """(imports TensorFlow, sites) of a parsed module."""
     aliases = _Aliases(tree)
@@ -724,7 +753,9 @@ def scan_source(source: str) -> ScanResult:
         return ScanResult(parsed=False, python2=_looks_like_python2(source, error), token_hint=hint,
                           error=f"{error.msg} (line {error.lineno})")
     imports_tf, sites = scan_tree(source, tree)
-    return ScanResult(parsed=True, imports_tf=imports_tf, token_hint=hint, sites=sites)
+    session, placeholder = graph_markers(tree)
+    return ScanResult(parsed=True, imports_tf=imports_tf, token_hint=hint, sites=sites, session=session,
+                      placeholder=placeholder)
 
 
 def scan_notebook(data: bytes) -> ScanResult:
@@ -765,6 +796,8 @@ def scan_notebook(data: bytes) -> ScanResult:
             continue
         imports_tf, sites = scan_tree(src, sub, notebook=True)
         result.imports_tf = result.imports_tf or imports_tf
+        session, placeholder = graph_markers(sub)
+        result.session, result.placeholder = result.session or session, result.placeholder or placeholder
         for site in sites:
             if number is None:
                 cell, line = where[site.line - 1]

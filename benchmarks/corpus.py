@@ -25,8 +25,9 @@ Python), on copies of the corpus, never on the corpus itself:
 An independent ``ast`` scanner (``_corpus_scan.py``, never imports ``codemods``) finds the training
 sites before and the removed clipping APIs left after ``fix``. The report (markdown, plus the raw
 data as JSON beside it) gives crashes, outputs that no longer parse, non-idempotent files,
-rewritten / reported / silently missed files and sites, removed contrib calls left, the decline
-reasons ranked, the silent-miss shapes ranked, and time per phase. Nothing here asserts a figure.
+rewritten / reported / silently missed files and sites, the files ``fix`` made eager (no session,
+no placeholder left) beside those left in the tape form, per repository too, removed contrib calls
+left, the decline reasons ranked, the silent-miss shapes ranked, and time per phase. Nothing here asserts a figure.
 
 Longer than ~400 lines because it is one pipeline whose stages share the per-file records; the
 markdown rendering lives in ``_corpus_report.py``, the scanner in ``_corpus_scan.py``.
@@ -641,12 +642,58 @@ def summarise(data: Dict[str, Any]) -> Dict[str, Any]:
             "new_findings_after_fix": _new_findings(check, phases["fix2"], set(data[mode]["changed"])),
             "safe_not_applied": _advertised_not_applied(check, fix, allowed),
         }
+        applied = {(r["path"], r["code"]) for r in fix.findings if r.get("applied")}
+        summary["modes"][mode]["eager"] = eager_figures(before, after, cls["files"], applied)
+        summary["modes"][mode]["per_repo"] = per_repo(cls["files"], summary["modes"][mode]["eager"]["file_form"])
     summary["declines"] = _reasons([r for r in check.findings if r["fix"] == "none" and r["code"] != "TFC900"])
     summary["unsafe_reasons"] = _reasons([r for r in check.findings if r["fix"] == "unsafe"])
     summary["findings_by_code"] = Counter(r["code"] for r in check.findings)
     summary["findings_without_sites"] = _reasons([r for r in check.findings if r["code"] != "TFC900"
                                                   and r["path"] in before and not before[r["path"]].counted_sites])
     return summary
+
+
+def eager_figures(before: Dict[str, ScanResult], after: Dict[str, ScanResult], file_status: Dict[str, str],
+                  applied: Set[Tuple[str, str]]) -> Dict[str, Any]:
+    """Issue 22: what form each file with training sites has after ``fix``.
+
+    A file is *graph* while its code names a TF 1 session or a placeholder (``_corpus_scan.graph_markers``),
+    else *eager*. Forms after ``fix``: ``converted`` (graph before, eager after: the whole-program
+    migration), ``eager_before`` (never had a session or placeholder: a library module, an Estimator
+    ``model_fn``, TF 1 eager code), ``tape`` (rewritten by ``fix`` and still graph: the per-site tape
+    or shim form), ``graph`` (not rewritten, still graph). A notebook is judged on the cells that parse."""
+    form: Dict[str, str] = {}
+    for rel, status in file_status.items():
+        b, a = before[rel], after.get(rel, before[rel])  # a file with sites parsed (a notebook: some cells)
+        graph_before, graph_after = b.session or b.placeholder, a.session or a.placeholder
+        if not graph_after:
+            form[rel] = "converted" if graph_before else "eager_before"
+        elif status == "rewritten":
+            form[rel] = "tape"
+        else:
+            form[rel] = "graph"
+    session_scripts = [rel for rel in form if before[rel].session]
+    return {
+        "files": len(form), "forms": Counter(form.values()), "file_form": form,
+        "session_files": len(session_scripts),
+        "session_files_converted": sum(form[rel] == "converted" for rel in session_scripts),
+        "tfc301_applied": sorted({path for path, code in applied if code == "TFC301" and path in form}),
+        "converted": sorted(rel for rel, f in form.items() if f == "converted"),
+    }
+
+
+def per_repo(file_status: Dict[str, str], form: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Issue 25: per repository, the files with training sites and what ``fix`` did to them."""
+    rows: Dict[str, Dict[str, Any]] = {}
+    for rel, status in file_status.items():
+        repo = rel.split("/", 1)[0]
+        row = rows.setdefault(repo, {"repo": repo, "files": 0, "rewritten": 0, "reported": 0, "missed": 0,
+                                     "eager": 0, "tape": 0})
+        row["files"] += 1
+        row[status] += 1
+        row["eager"] += form.get(rel) == "converted"
+        row["tape"] += form.get(rel) == "tape"
+    return sorted(rows.values(), key=lambda r: r["repo"].lower())
 
 
 def _unit_counts(rows: Sequence[Tuple[str, Site, str]]) -> Counter:

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the script uses
 # `fix` applies it (safe, or unsafe with --unsafe-fixes) by removing the directive and turning
 # `tf.contrib.training.` into `tfclip_compat.`. Flags: skip (never applied), break (the fix writes
 # invalid syntax), unbind (the fix drops the name the line bound), flip (every fix appends a line:
-# not idempotent), own (the fixed line is flagged again: a finding on the tool's own output).
+# not idempotent), own (the fixed line is flagged again: a finding on the tool's own output), eager
+# (the whole file loses its session and placeholders, as TFC301 does).
 # "# fake-crash" makes the file an internal error.
 FAKE_TOOL = r'''
 import ast, json, os, re, sys
@@ -44,7 +45,7 @@ schema1 = os.environ.get("FAKE_SCHEMA") == "1"
 
 def handle(lines, path, cell=None):
     """Findings for the lines; returns (new lines, changed)."""
-    changed = False
+    changed = eager = False
     out = []
     for number, line in enumerate(lines, 1):
         if "# fake-own" in line:
@@ -67,12 +68,16 @@ def handle(lines, path, cell=None):
                     line = "gradients = tape.gradient(loss)"
                 if "own" in flags:
                     line += "  # fake-own"
+                eager = eager or "eager" in flags
         if command == "fix" and "# fake-flip" in line:
             changed = True
             out.append(line)
             out.append("# fake-flip (again)")
             continue
         out.append(line)
+    if eager:
+        out = [l.replace("tf.Session()", "contextlib.nullcontext()").replace("tf.placeholder(", "tf.zeros(")
+               for l in out]
     return out, changed
 
 
@@ -150,7 +155,15 @@ FAKE_CORPUS = {
         """,
     "r/missed.py": """\
         import tensorflow as tf
+        x = tf.placeholder(tf.float32)
         train_op = optimizer.minimize(loss)
+        """,
+    "r/session.py": """\
+        import tensorflow as tf
+        x = tf.placeholder(tf.float32, [None])
+        train_op = tf.train.AdamOptimizer(0.1).minimize(loss)  # fake: TFC301 safe eager
+        with tf.Session() as sess:
+            sess.run(train_op, {x: [1.0]})
         """,
     "r/contrib.py": """\
         import tensorflow as tf
@@ -163,6 +176,7 @@ FAKE_CORPUS = {
         """,
     "r/flip.py": """\
         import tensorflow as tf
+        sess = tf.InteractiveSession()
         train_op = opt.minimize(loss)  # fake: TFC103 safe
         # fake-flip
         """,
@@ -260,8 +274,8 @@ def test_counts_against_a_scripted_tool(tmp_path: Path, schema: str) -> None:
     tool.chmod(0o755)
     data = _run(tmp_path, corpus, "--tool", str(tool), schema=schema)
 
-    assert data["sites"]["files"] == 11
-    assert data["sites"]["sites"] == 14 and data["sites"]["units"] == 13
+    assert data["sites"]["files"] == 12
+    assert data["sites"]["sites"] == 15 and data["sites"]["units"] == 14
     assert data["sites"]["tf_gradients_not_training"] == 1  # the gradient penalty in lookalike.py
     assert data["sites"]["tf2_form"] == 1  # tape-fed apply_gradients in tf2.py
     assert data["sites"]["fed_gradients"] == 1  # placeholders in fed.py
@@ -269,10 +283,21 @@ def test_counts_against_a_scripted_tool(tmp_path: Path, schema: str) -> None:
     assert data["tfc900"]["python2_reported"] == ["r/py2.py"]
 
     safe, unsafe = data["modes"]["safe"], data["modes"]["unsafe"]
-    assert safe["files"] == {"rewritten": 4, "reported": 5, "missed": 2}
-    assert safe["units"] == {"rewritten": 4, "reported": 3, "elsewhere": 2, "missed": 4}
-    assert unsafe["files"] == {"rewritten": 5, "reported": 4, "missed": 2}
-    assert unsafe["units"] == {"rewritten": 5, "reported": 2, "elsewhere": 2, "missed": 4}
+    assert safe["files"] == {"rewritten": 5, "reported": 5, "missed": 2}
+    assert safe["units"] == {"rewritten": 5, "reported": 3, "elsewhere": 2, "missed": 4}
+    assert unsafe["files"] == {"rewritten": 6, "reported": 4, "missed": 2}
+    assert unsafe["units"] == {"rewritten": 6, "reported": 2, "elsewhere": 2, "missed": 4}
+    # issue 22: session.py loses its session and placeholder (eager); flip.py is rewritten and keeps its
+    # InteractiveSession (tape form); missed.py keeps its placeholder; the rest never had either
+    for mode in (safe, unsafe):
+        forms = mode["eager"]["file_form"]
+        assert mode["eager"]["forms"] == {"converted": 1, "tape": 1, "graph": 1, "eager_before": 9}
+        assert (forms["r/session.py"], forms["r/flip.py"], forms["r/missed.py"]) == ("converted", "tape", "graph")
+        assert mode["eager"]["session_files"] == 2 and mode["eager"]["session_files_converted"] == 1
+        assert mode["eager"]["tfc301_applied"] == ["r/session.py"]
+    assert safe["per_repo"] == [
+        {"repo": "nb", "files": 1, "rewritten": 0, "reported": 1, "missed": 0, "eager": 0, "tape": 0},
+        {"repo": "r", "files": 11, "rewritten": 5, "reported": 4, "missed": 2, "eager": 1, "tape": 1}]
     status = {(s["path"], s["line"], s["cell"]): s["status"] for s in safe["sites"]}
     assert status[("nb/train.ipynb", 2, 3)] == "reported"  # cell 3, line 2, imports in cell 1
     assert status[("nb/train.ipynb", 2, 4)] == "missed"  # after a %time magic line
@@ -381,3 +406,30 @@ def test_dangling_names_sees_names_and_attributes(tmp_path: Path) -> None:
             root.mkdir(exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
     assert dangling_names(before, after, set(files)) == {"a.py": ["gvs"], "b.py": ["self.gvs"]}
+
+
+def test_graph_markers_read_code_not_text() -> None:
+    """A session or placeholder is seen in any spelling the code uses (attribute, bare or imported name,
+    ``get_session()``), in a notebook's cells too, and never in a docstring, comment or string."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from _corpus_scan import scan_file
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+    def markers(path: str, text: str) -> tuple:
+        result = scan_file(path, text.encode("utf-8"))
+        return result.session, result.placeholder
+
+    assert markers("a.py", "import tensorflow as tf\nx = tf.compat.v1.placeholder(tf.float32)\n"
+                           "with tf.compat.v1.Session() as s:\n    pass\n") == (True, True)
+    assert markers("b.py", "from tensorflow.compat.v1 import InteractiveSession, placeholder_with_default\n") == (True, True)
+    assert markers("c.py", "import keras.backend as K\nsess = K.get_session()\n") == (True, False)
+    assert markers("d.py", '"""What ``Session.run`` returned: a tf.placeholder fed."""\n# tf.Session()\n'
+                           "s = 'tf.placeholder'\nsess = None\nsess.run(x)\n") == (False, False)
+    nb = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                "source": ["import tensorflow as tf\n"]},
+                               {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                "source": ["x = tf.placeholder(tf.float32)\n"]}],
+                     "metadata": {}, "nbformat": 4, "nbformat_minor": 2})
+    assert markers("e.ipynb", nb) == (False, True)

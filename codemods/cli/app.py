@@ -445,6 +445,9 @@ def _main(argv: Sequence[str], parser: argparse.ArgumentParser, reporter: Report
         except SystemExit as exc:  # --help / --version printed by argparse
             return exc.code if isinstance(exc.code, int) else EXIT_ERROR
         args.rules = rules
+        from codemods.engine import registry as _registry
+
+        _registry.INDEX_ON_DISK = not getattr(args, "no_cache", False)  # --no-cache: no cache file of any kind
         if args.version:
             return _version(out)
         if args.command is None:

@@ -150,6 +150,7 @@ class StaticIndex(NamedTuple):
 
 
 _STATIC: Optional[StaticIndex] = None
+INDEX_ON_DISK = True  # False under `--no-cache`: the index is derived in memory, nothing is read or written
 
 # The derived index on disk: one file (a Python literal) per installed copy of the package, in the user cache
 # directory the CLI's result cache uses (``$TFCLIP_MIGRATE_CACHE_DIR``, else
@@ -168,7 +169,7 @@ def static_index() -> StaticIndex:
     global _STATIC
     if _STATIC is None:
         fingerprint = source_fingerprint()
-        path = index_cache_path()
+        path = index_cache_path() if INDEX_ON_DISK else None
         index = read_index(path, fingerprint) if path else None
         if index is None:
             index = derive_index()

@@ -105,9 +105,20 @@ class TestWarmRuns:
         assert proc.stdout.strip().splitlines()[-1] == "1 False", proc.stderr
 
     def test_no_cache_writes_nothing(self, tree, capsys):
-        """`--no-cache` neither reads nor writes the cache directory."""
+        """`--no-cache` neither reads nor writes the cache directory (results, nor the rule index)."""
         run(capsys, "check", ".", "-j1", "--no-cache")
         assert not entries()
+
+    def test_no_cache_in_a_fresh_process_leaves_the_cache_directory_empty(self, tree, tmp_path):
+        """A first run with `--no-cache` (the rule index not yet derived) creates no file at all in
+        the cache directory: not even the rule index."""
+        cache_dir = tmp_path / "fresh-cache"
+        proc = subprocess.run([sys.executable, "-m", "codemods.cli.app", "check", ".", "-j1", "--no-cache"],
+                              cwd=tree, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "TFCLIP_MIGRATE_CACHE_DIR": str(cache_dir),
+                                   "PYTHONPATH": str(ROOT)})
+        assert proc.returncode in (0, 1), proc.stderr
+        assert not cache_dir.exists() or not any(cache_dir.rglob("*"))
 
 
 class TestNeverStale:

@@ -419,11 +419,22 @@ class KindsMixin:
         (tuple unpacking, augmented assignment, ``setattr``): TENSOR."""
         if attr in self._field_kinds:
             return self._field_kinds[attr]
-        self._field_kinds[attr] = Kind.TENSOR  # recursion guard
         stores = self._all_field_stores().get(attr)
         if not stores or "setattr" in self.facts.mentions or self.field_mutated(attr):
-            result = Kind.TENSOR
-        else:
+            self._field_kinds[attr] = Kind.TENSOR
+            return Kind.TENSOR
+        # A store that reads the field itself (`self.batch_size = config.batch_size`) adds nothing:
+        # the least fixed point. Assume FREE while computing; if the join is not FREE, forget every
+        # result computed under that assumption and compute again with the old guard (TENSOR).
+        caches = (self._kinds, self._field_kinds, self._summaries, self._effects, self._param_args)
+        before = [set(cache) for cache in caches]
+        self._field_kinds[attr] = Kind.FREE
+        result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
+        if result is not Kind.FREE:
+            for cache, keys in zip(caches, before):
+                for key in set(cache) - keys:
+                    del cache[key]
+            self._field_kinds[attr] = Kind.TENSOR  # recursion guard
             result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
         self._field_kinds[attr] = result
         return result

@@ -227,7 +227,21 @@ class KindsMixin:
         if mutable and self.container_mutated(name) is not None:
             kinds.append(Kind.TENSOR)
         if name.value in self.facts.match_captures:
-            kinds.append(Kind.TENSOR)  # (also bound by a `match` capture, which scopes do not list)
+            # (also bound by a `match` capture, which scopes do not list): a part of the subject
+            kinds.append(self.capture_kind(self.facts.match_captures[name.value], exclude))
+        return join_kinds(kinds) if kinds else Kind.FREE
+
+    def capture_kind(self, captures: Iterable[cst.Name], exclude: Optional[Set[int]] = None) -> Kind:
+        """The kind of what ``match`` capture patterns bind: the subject or a part of it
+        (``case [h]:``), so FREE for a gradient-free subject, TENSOR otherwise (a part of a
+        variable object is a read of it)."""
+        kinds = []
+        for capture in captures:
+            match = next((a for a in self.facts.ancestors(capture) if isinstance(a, cst.Match)), None)
+            if match is None:
+                return Kind.TENSOR
+            subject = self.kind(match.subject, exclude)
+            kinds.append(Kind.FREE if subject is Kind.FREE else Kind.TENSOR)
         return join_kinds(kinds) if kinds else Kind.FREE
 
     def mutable_binding(self, assignment) -> bool:

@@ -239,13 +239,15 @@ class _Boundary:
             raise Reject(f"cannot resolve the names the loss reads {MANUAL}")
         for name in sorted(combined.reads):
             outside_captures = [c for c in self.facts.match_captures.get(name, ()) if id(c) not in self.region_ids]
-            if outside_captures:
+            if outside_captures and self.a.capture_kind(outside_captures, exclude=self.region_ids) is not Kind.FREE:
                 raise Reject(f"the loss reads `{name}`, which the `match` capture pattern at "
                              f"{self.facts.where(outside_captures[0])} binds outside the statements the tape can "
                              f"wrap {MANUAL}", outside_captures[0])
             found = [a for a in scope[name] if not isinstance(a, BuiltinAssignment)]
             if name in BUILTIN_NAMES and not found:
                 continue
+            if not found and self.facts.match_captures.get(name):
+                continue  # bound only by `match` captures of a gradient-free subject (checked above)
             if not found:
                 raise Reject(f"the loss reads `{name}`, which is not defined in this file {MANUAL}")
             outside = [a for a in found if id(getattr(a, "node", None)) not in self.region_ids]

@@ -350,3 +350,41 @@ def test_an_optimizer_of_unknown_class_still_declines() -> None:
     _, found = _run(source)
     assert any(c == "TFC202" and "cannot prove this is a `tf.train` optimizer" in message
                for c, _, message in found), found
+
+
+LOOP = '''import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+
+def body(i, h):
+    return i + 1, {step}
+
+def run(step_fn):
+    _, out = tf.while_loop(lambda i, h: i < 2, step_fn, [0, x])
+    return out
+
+loss = tf.reduce_mean(run(body))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+'''
+
+
+def test_a_loop_body_passed_as_a_parameter_is_followed() -> None:
+    """``tf.while_loop(c, step_fn, ...)`` where every caller passes a local function: that
+    function's body is checked (a layer inside declines with the loop reason; plain ops do not)."""
+    source = LOOP.format(step='tf.layers.dense(h, 3, name="d", reuse=tf.AUTO_REUSE)')
+    code, found = _run(source)
+    assert code == source
+    assert any(c == "TFC202" and "`tf.while_loop` whose body may create or read variables" in message
+               for c, _, message in found), found
+    assert _safe_rewrite(LOOP.format(step="tf.tanh(h)"))
+
+
+def test_a_function_that_stores_the_dict_where_it_is_changed_is_blamed() -> None:
+    """A local function that stores the dict it is given in a container (``REG[0] = d``), which
+    code outside the tape then changes, is the statement the decline quotes."""
+    source = CNN.format(helper="REG = [None]\n\ndef register(d):\n    REG[0] = d\n",
+                        call='register(biases)\nREG[0]["b1"] = tf.reduce_sum(w)\n')
+    code, found = _run(source)
+    reasons = [message for c, _, message in found if c == "TFC202"]
+    assert code == source
+    assert reasons and "`biases`, which `register(biases)`" in reasons[0], reasons

@@ -102,13 +102,30 @@ class MutationsMixin:
             if isinstance(star, cst.Param):
                 names.append(star.name.value)
         inside = {id(n) for n in walk_nodes(func)}
+        aliases: Set[str] = set()
         for param in names:
             for alias in self.aliases(param):
-                if any(id(use) in inside for use in index.names.get(alias, ())):
+                aliases.add(alias)
+                # the parameter's own spelling is changed only inside the body; a name it is stored
+                # in (`global G; G = d`) may be changed anywhere afterwards
+                anywhere = alias not in names
+                if any(anywhere or id(use) in inside for use in index.names.get(alias, ())):
                     return True
                 for use, inner in index.passed.get(alias, ()):
-                    if id(use) in inside and self.function_changes_args(inner):
+                    if (anywhere or id(use) in inside) and self.function_changes_args(inner):
                         return True
+        for node in walk_nodes(func):
+            # stored into a container or a field (`REG[k] = d`, `o.f = d`, `L += [d]`): it may be
+            # changed through that container later
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                # (a field counts when the module changes that field in place: `self.data.append`)
+                stored = isinstance(node, cst.AugAssign) or any(
+                    isinstance(sub, cst.Subscript) or (isinstance(sub, cst.Attribute)
+                                                       and self.field_mutated(sub.attr.value))
+                    for t in targets for sub in subtargets(t))
+                if stored and set(index._returned_roots(node.value)) & aliases:
+                    return True
         return False
 
     def _data_call(self, use: cst.CSTNode, name: str) -> bool:

@@ -447,6 +447,22 @@ class StatementWalker:
                 summary = self.a.summary(what[1])
             elif what[0] in ("tf", "builtin", "data"):
                 return None
+            elif what[0] == "unknown" and self.a.callable_values(value) is not None:
+                # a parameter or name bound to known callables (`tf.while_loop(c, body_fn, ...)`
+                # where every caller passes a local function): each of them may run here
+                effects = Effects()
+                found = False
+                for target in self.a.callable_values(value) or ():
+                    if target[0] in ("local_function", "local_class"):
+                        inner = self.a.summary(target[1])
+                        if inner is None:
+                            self.e.opaque.append((call, "a recursive callable"))
+                            return None
+                        effects.absorb(inner.effects)
+                        found = True
+                if not found:
+                    return None
+                summary = Summary(effects, Kind.TENSOR)
             elif what[0] in ("imported", "unknown") and self.a.kind(value) is not Kind.FREE:
                 self.e.foreign.append((call, self.a.unresolved_callable(value)))
                 return None

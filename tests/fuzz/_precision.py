@@ -70,7 +70,7 @@ def python_values(g, h: str, width: int):
              f"    hidden = {width}",
              "    def __init__(self, base=None):",
              f"        self.gain = {g.r4.choice(['0.5', '0.75', '1.25'])} if base is None else base.gain",
-             f"        self.steps = 2 * 3 - 4 if base is None else base.steps",
+             "        self.steps = 2 * 3 - 4 if base is None else base.steps",
              f"{cfg} = {cls}({cls}())",
              f"{arr} = np.linspace(0.5, 1.5, {width}).astype(np.float32)",
              f'{name} = "{w}_{{}}_{{}}".format({cfg}.hidden, len(range({cfg}.steps)))']

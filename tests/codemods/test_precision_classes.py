@@ -388,3 +388,40 @@ def test_a_function_that_stores_the_dict_where_it_is_changed_is_blamed() -> None
     reasons = [message for c, _, message in found if c == "TFC202"]
     assert code == source
     assert reasons and "`biases`, which `register(biases)`" in reasons[0], reasons
+
+
+ARGS = '''import argparse
+import tensorflow.compat.v1 as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch_size", type=int, default=4)
+args = parser.parse_args([])
+w0 = tf.get_variable("w0", [3])
+
+class Model(object):
+    def __init__(self, args, infer=False):
+        self.args = args
+        if infer:
+            args.batch_size = {stored}
+        self.batch_size = args.batch_size
+        self.x = tf.placeholder(tf.float32, [4, 3])
+        w = tf.get_variable("w", [3, 2])
+        self.cost = tf.reduce_mean(tf.matmul(self.x, w)) / self.batch_size
+        tvars = tf.trainable_variables()
+        grads, _ = tf.clip_by_global_norm(tf.gradients(self.cost, tvars), 5.0)
+        self.train_op = tf.train.AdamOptimizer(0.01).apply_gradients(zip(grads, tvars))
+
+model = Model(args)
+'''
+
+
+def test_storing_a_python_value_into_an_argument_does_not_taint_it() -> None:
+    """``args.batch_size = 1`` inside the constructor stores a Python value: ``args`` stays a
+    Python value (safe fix); storing a tensor of a variable there declines, naming ``args``."""
+    source = ARGS.format(stored="1")
+    _, found = _run(source)
+    assert _safe_rewrite(source), found
+    source = ARGS.format(stored="tf.reduce_sum(w0)")
+    code, found = _run(source)
+    assert code == source
+    assert any(c == "TFC202" and "`args`" in message for c, _, message in found), found

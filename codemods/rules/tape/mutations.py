@@ -40,7 +40,7 @@ class MutationsMixin:
                     continue
                 if alias == name.value and not self._same_binding(use, name.value, own):
                     continue  # the same spelling in another scope: another object
-                if self._data_call(use, alias):
+                if self._data_call(use, alias) or self._free_store(use):
                     continue
                 return use
             for use, func in index.passed.get(alias, ()):
@@ -109,7 +109,8 @@ class MutationsMixin:
                 # the parameter's own spelling is changed only inside the body; a name it is stored
                 # in (`global G; G = d`) may be changed anywhere afterwards
                 anywhere = alias not in names
-                if any(anywhere or id(use) in inside for use in index.names.get(alias, ())):
+                if any((anywhere or id(use) in inside) and not self._free_store(use)
+                       for use in index.names.get(alias, ())):
                     return True
                 for use, inner in index.passed.get(alias, ()):
                     if (anywhere or id(use) in inside) and self.function_changes_args(inner):
@@ -144,6 +145,20 @@ class MutationsMixin:
             return False
         return all(self.kind(arg.value) is Kind.FREE for arg in use.args)
 
+    def _free_store(self, use: cst.CSTNode) -> bool:
+        """``args.batch_size = 1``, ``cfg["lr"] *= 0.5``: a store of a literal (or literal
+        arithmetic) into an item or field -- it changes the object, but cannot put a tensor in.
+        (Syntactic on purpose: asking for the value's kind here would recurse into the kinds
+        being computed.)"""
+        if isinstance(use, cst.AssignTarget):
+            assign = self.facts.parent(use)
+            value = assign.value if isinstance(assign, cst.Assign) else None
+        elif isinstance(use, cst.AugAssign):
+            value = use.value
+        else:
+            return False
+        return value is not None and _literal(value)
+
     def _data_bound(self, name: cst.Name) -> bool:
         """Every binding of ``name`` is the result of a data library call (``np.random.RandomState(0)``)."""
         found = self.facts.assignments(name)
@@ -177,6 +192,21 @@ class MutationsMixin:
             self._mutations = MutationIndex(self)
             self.facts.module.visit(self._mutations)
         return self._mutations
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    """A literal, ``None``/``True``/``False``, or arithmetic, tuples and lists of them."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("None", "True", "False")
+    if isinstance(expr, cst.UnaryOperation):
+        return _literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _literal(expr.left) and _literal(expr.right)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_literal(e.value) for e in expr.elements)
+    return False
 
 
 class MutationIndex(cst.CSTVisitor):

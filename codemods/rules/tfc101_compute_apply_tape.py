@@ -100,7 +100,7 @@ class ComputeApplyToTape(GradientSiteRule):
             compute = method_call(value.args[0].value, "compute_gradients")  # type: ignore[attr-defined]
         if compute is None or not planner.facts.imports_tf:
             return None
-        if planner.optimizer(compute.func.value).kind in ("foreign", "shim"):  # type: ignore[attr-defined]
+        if planner.optimizer(compute.func.value).kind in optimizers.NOT_TF1_SITE_KINDS:  # type: ignore[attr-defined]
             return None
         return compute
 

@@ -6,6 +6,7 @@ from typing import ClassVar, Dict, List, Optional
 
 import libcst as cst
 
+from codemods.rules.tape import optimizers
 from codemods.rules.tape.shim_optimizers import built_by_shim
 from codemods.rules.analysis import has_comment, is_literal
 from codemods.rules import FixSafety, Phase, Spec, method_calls
@@ -92,7 +93,7 @@ class MinimizeToTape(GradientSiteRule):
         if call is None or not planner.facts.imports_tf:
             return None
         info = planner.optimizer(call.func.value)  # type: ignore[attr-defined]
-        if info.kind in ("foreign", "shim"):
+        if info.kind in optimizers.NOT_TF1_SITE_KINDS:
             return None  # scipy.optimize.minimize, our own shim: not a TF1 training site
         return call
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemods.rules.analysis import dotted_name
+from codemods.rules.tape import optimizers
 from codemods.rules.tape.shim_optimizers import built_by_shim
 from codemods.rules.tfnames import GRAPH_MODE_MARKERS, OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
 from codemods.rules.tape.facts import EAGER_SWITCHES, MANUAL
@@ -110,7 +111,7 @@ def optimizer_kind(planner: "Planner", receiver: cst.BaseExpression) -> Optional
         return "tf1"
     if info.kind == "custom":
         return "unknown"  # a class of this module that may derive from a TF optimizer
-    if info.kind in ("foreign", "shim") or built_by_shim(facts, receiver):
+    if info.kind in optimizers.NOT_TF1_SITE_KINDS or built_by_shim(facts, receiver):
         return None  # (built_by_shim: tfclip_compat's own optimizers, `tfc.wrap_optimizer(...)`)
     if "not defined in this file" in info.what:
         return None  # a fragment: nothing to follow, and the rules' business if it is a site

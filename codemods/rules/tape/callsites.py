@@ -96,6 +96,104 @@ class CallSitesMixin:
             args.append(arg)
         return args
 
+    # the callables a parameter used as a callee may be (`activation(h)`)
+    CALLABLE_KINDS = ("tf", "local_function", "local_class", "builtin", "data")
+
+    def callable_values(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[List[tuple]]:
+        """Every function ``expr`` may name when it is called, as :meth:`callee` tuples
+        (``("tf", "tf.nn.relu")``, ``("local_function", node)``...), or None when one of them is not
+        known. A name bound only to parameters and plain assignments is followed to every value
+        bound to it, a parameter to every argument every call of its function in this module passes
+        for it (:meth:`param_args`, the same rule as :meth:`param_kind`); ``None`` contributes
+        nothing (calling it raises the same ``TypeError`` before and after a rewrite)."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            return []
+        if isinstance(expr, cst.Lambda):
+            return [("local_function", expr)]
+        if isinstance(expr, (cst.IfExp, cst.BooleanOperation)):
+            parts = [expr.body, expr.orelse] if isinstance(expr, cst.IfExp) else [expr.left, expr.right]
+            out: List[tuple] = []
+            for part in parts:
+                found = self.callable_values(part, depth + 1)
+                if found is None:
+                    return None
+                out += found
+            return out
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        what = self.callee(expr)  # type: ignore[attr-defined]
+        if what[0] in self.CALLABLE_KINDS:
+            return [what]
+        if not isinstance(expr, cst.Name) or what[0] != "unknown" or self.facts.match_captures.get(expr.value):
+            return None
+        bindings = [a for a in self.facts.assignments(expr) if not isinstance(a, BuiltinAssignment)]
+        if not bindings:
+            return None
+        out = []
+        for assignment in bindings:
+            if not isinstance(assignment, Assignment):
+                return None
+            if isinstance(assignment.node, cst.Param):
+                args = self.param_args(assignment.node)
+                values = args if args is not None else None
+            else:
+                value = self.facts.assigned_value(assignment)
+                values = [value] if value is not None else None
+            if values is None:
+                return None
+            for value in values:
+                found = self.callable_values(value, depth + 1)
+                if found is None:
+                    return None
+                out += found
+        return out
+
+    def unresolved_callable(self, expr: cst.BaseExpression, depth: int = 0) -> str:
+        """Why :meth:`callable_values` cannot list what ``expr`` calls, as a phrase naming the
+        callable (``"`helper`, defined in another module"``) for decline and unsafe reasons."""
+        code = f"`{self.facts.code(expr, 40)}`"
+        if depth > 8:
+            return f"{code}, bound through too many parameters to follow"
+        if isinstance(expr, (cst.IfExp, cst.BooleanOperation)):
+            parts = [expr.body, expr.orelse] if isinstance(expr, cst.IfExp) else [expr.left, expr.right]
+            for part in parts:
+                if self.callable_values(part, depth + 1) is None:
+                    return self.unresolved_callable(part, depth + 1)
+        if isinstance(expr, cst.Name) and not self.facts.match_captures.get(expr.value):
+            what = self.callee(expr)  # type: ignore[attr-defined]
+            if what[0] == "imported":
+                return f"{code}, defined in another module"
+            bindings = [a for a in self.facts.assignments(expr) if not isinstance(a, BuiltinAssignment)]
+            if not bindings:
+                return f"{code}, which is not defined in this file"
+            for assignment in bindings:
+                if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Param):
+                    args = self.param_args(assignment.node)
+                    func = self.facts.function_of(assignment.node)
+                    owner = f"`{func.name.value}`" if isinstance(func, cst.FunctionDef) else "its function"
+                    if args is None:
+                        return (f"{code}, a parameter of {owner}, which this file does not only call directly "
+                                "(so what its callers pass cannot be listed)")
+                    for arg in args:
+                        if self.callable_values(arg, depth + 1) is None:
+                            return (f"{code}, a parameter of {owner} that a caller binds to "
+                                    f"{self.unresolved_callable(arg, depth + 1)}")
+                elif isinstance(assignment, Assignment):
+                    value = self.facts.assigned_value(assignment)
+                    if value is None:
+                        return f"{code}, bound in a way the analysis cannot follow"
+                    if self.callable_values(value, depth + 1) is None:
+                        return self.unresolved_callable(value, depth + 1)
+                else:
+                    return f"{code}, defined in another module"
+        if isinstance(expr, cst.Attribute):
+            what = self.callee(expr)  # type: ignore[attr-defined]
+            if what[0] == "imported":
+                return f"{code}, defined in another module"
+        return f"{code}, a callable the analysis cannot resolve to a function in this file"
+
     def _function_calls(self, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
         """Every call of ``func`` in the module; None if it is used any other way."""
         return self._calls_of_name(func.name, func)

@@ -45,6 +45,8 @@ class Effects:
     binds: Set[str] = field(default_factory=set)
     mutates: Set[str] = field(default_factory=set)  # names whose objects may change
     collection_read: Optional[cst.CSTNode] = None  # reads tensors from graph collections / the graph
+    # when ``collection_read`` is only a possibility because a callable's body is not in this file: which one
+    collection_read_cause: Optional[str] = None
     collection_write: Optional[cst.CSTNode] = None  # adds tensors to graph collections
     hazards: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
     opaque: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
@@ -61,7 +63,8 @@ class Effects:
         self.reads |= reads
         self.binds |= other.binds
         self.mutates |= other.mutates
-        self.collection_read = self.collection_read or other.collection_read
+        if self.collection_read is None:
+            self.collection_read, self.collection_read_cause = other.collection_read, other.collection_read_cause
         self.collection_write = self.collection_write or other.collection_write
         self.hazards += other.hazards
         self.opaque += other.opaque
@@ -217,7 +220,7 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
                     effects.collection_write = effects.collection_write or base
                     effects.variables_created = True
                 elif not (what[0] == "builtin" and what[1] == "object"):
-                    effects.foreign.append((base, f"the base class `{self.facts.code(base.value, 40)}`"))
+                    effects.foreign.append((base, "the base class " + self.unresolved_callable(base.value)))
             return Summary(effects, Kind.TENSOR, True, ())
         return Summary(effects, Kind.TENSOR)
 

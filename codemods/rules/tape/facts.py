@@ -57,6 +57,7 @@ class ModuleFacts:
         self.mentions: Set[str] = set()  # every Name/attribute identifier spelled in the module
         # names bound by `match` capture patterns (libcst's scopes do not record them), by name
         self.match_captures: Dict[str, List[cst.Name]] = {}
+        self._aliasing: Set[int] = set()  # assignments being followed by _module_alias
         self._scan()
         self.graph_mode = bool(self.tf_used & GRAPH_MODE_MARKERS) or not (self.tf_used & EAGER_SWITCHES)
         self.imports_tf = bool(self.tf_used) or not self.spelling.needs_import
@@ -120,7 +121,12 @@ class ModuleFacts:
             return names
         scope = self.scope(probe)
         head = dotted.split(".")[0]
-        if scope is None or list(scope[head]):
+        if scope is not None and list(scope[head]):
+            module = self._module_alias(probe)
+            if module is not None:  # `rnn = tf.nn.rnn_cell` ... `rnn.GRUCell` is `tf.nn.rnn_cell.GRUCell`
+                return {module + dotted[len(head):]}
+            return names
+        if scope is None:
             return names
         if head == "tf" and "." in dotted:
             self.unimported_tf = True
@@ -129,6 +135,32 @@ class ModuleFacts:
             self.unimported_tf = True
             return {f"tf.train.{dotted}"}
         return names
+
+    def _module_alias(self, name: cst.Name) -> Optional[str]:
+        """The TF module ``name`` stands for when every binding of it is a plain assignment of
+        one and the same module of :data:`~codemods.rules.tape.tfapi.TF_MODULES`
+        (``rnn = tf.nn.rnn_cell``), else None."""
+        from codemods.rules.tape.tfapi import TF_MODULES  # noqa: PLC0415 - tfapi imports nothing of ours
+
+        if self.match_captures.get(name.value):
+            return None
+        found = self.assignments(name)
+        if not found or any(id(a) in self._aliasing for a in found):
+            return None  # (a cycle of assignments)
+        modules = set()
+        self._aliasing |= {id(a) for a in found}
+        try:
+            for assignment in found:
+                value = self.assigned_value(assignment)
+                if not isinstance(value, (cst.Name, cst.Attribute)):
+                    return None
+                resolved = self.tf_names(value)
+                if len(resolved) != 1 or next(iter(resolved)) not in TF_MODULES:
+                    return None
+                modules |= resolved
+        finally:
+            self._aliasing -= {id(a) for a in found}
+        return next(iter(modules)) if len(modules) == 1 else None
 
     def assignments(self, name: cst.Name) -> list:
         scope = self.scope(name)

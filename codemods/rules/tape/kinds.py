@@ -227,7 +227,21 @@ class KindsMixin:
         if mutable and self.container_mutated(name) is not None:
             kinds.append(Kind.TENSOR)
         if name.value in self.facts.match_captures:
-            kinds.append(Kind.TENSOR)  # (also bound by a `match` capture, which scopes do not list)
+            # (also bound by a `match` capture, which scopes do not list): a part of the subject
+            kinds.append(self.capture_kind(self.facts.match_captures[name.value], exclude))
+        return join_kinds(kinds) if kinds else Kind.FREE
+
+    def capture_kind(self, captures: Iterable[cst.Name], exclude: Optional[Set[int]] = None) -> Kind:
+        """The kind of what ``match`` capture patterns bind: the subject or a part of it
+        (``case [h]:``), so FREE for a gradient-free subject, TENSOR otherwise (a part of a
+        variable object is a read of it)."""
+        kinds = []
+        for capture in captures:
+            match = next((a for a in self.facts.ancestors(capture) if isinstance(a, cst.Match)), None)
+            if match is None:
+                return Kind.TENSOR
+            subject = self.kind(match.subject, exclude)
+            kinds.append(Kind.FREE if subject is Kind.FREE else Kind.TENSOR)
         return join_kinds(kinds) if kinds else Kind.FREE
 
     def mutable_binding(self, assignment) -> bool:
@@ -419,11 +433,22 @@ class KindsMixin:
         (tuple unpacking, augmented assignment, ``setattr``): TENSOR."""
         if attr in self._field_kinds:
             return self._field_kinds[attr]
-        self._field_kinds[attr] = Kind.TENSOR  # recursion guard
         stores = self._all_field_stores().get(attr)
         if not stores or "setattr" in self.facts.mentions or self.field_mutated(attr):
-            result = Kind.TENSOR
-        else:
+            self._field_kinds[attr] = Kind.TENSOR
+            return Kind.TENSOR
+        # A store that reads the field itself (`self.batch_size = config.batch_size`) adds nothing:
+        # the least fixed point. Assume FREE while computing; if the join is not FREE, forget every
+        # result computed under that assumption and compute again with the old guard (TENSOR).
+        caches = (self._kinds, self._field_kinds, self._summaries, self._effects, self._param_args)
+        before = [set(cache) for cache in caches]
+        self._field_kinds[attr] = Kind.FREE
+        result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
+        if result is not Kind.FREE:
+            for cache, keys in zip(caches, before):
+                for key in set(cache) - keys:
+                    del cache[key]
+            self._field_kinds[attr] = Kind.TENSOR  # recursion guard
             result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
         self._field_kinds[attr] = result
         return result

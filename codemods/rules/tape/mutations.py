@@ -15,7 +15,8 @@ import libcst as cst
 
 from codemods.rules.tape.facts import ModuleFacts
 from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS, Kind
-from codemods.rules.tape.syntax import root_name, subtargets, walk_nodes
+from codemods.rules.tape.tfapi import TF_MODULES
+from codemods.rules.tape.syntax import return_statements, root_name, subtargets, walk_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemods.rules.tape.effects import Analyzer
@@ -39,10 +40,94 @@ class MutationsMixin:
                     continue
                 if alias == name.value and not self._same_binding(use, name.value, own):
                     continue  # the same spelling in another scope: another object
-                if self._data_call(use, alias):
+                if self._data_call(use, alias) or self._free_store(use):
                     continue
                 return use
+            for use, func in index.passed.get(alias, ()):
+                if exclude is not None and id(use) in exclude:
+                    continue
+                if alias == name.value and not self._same_binding(use, name.value, own):
+                    continue
+                if self.function_changes_args(func):
+                    return use
         return None
+
+    def function_changes_args(self, func: cst.CSTNode) -> bool:
+        """Whether calling the local function ``func`` may change an object passed to it: a
+        parameter (or a name that may alias one, module-wide) is changed in place inside its body
+        (a method call not known pure, an item/attribute store, ``+=``, passed to a function that
+        may change it), or its body calls code not in this file. Recursion: assumed to."""
+        index = self._mutation_index()
+        key = id(func)
+        if key in index.changes_args:
+            return index.changes_args[key]
+        index.changes_args[key] = True  # recursion guard
+        result = self._function_changes_args(func, index)
+        index.changes_args[key] = result
+        return result
+
+    def _function_changes_args(self, func: cst.CSTNode, index: "MutationIndex") -> bool:
+        summary = self.summary(func)  # type: ignore[attr-defined]
+        if summary is None or summary.effects.foreign or summary.effects.opaque:
+            return True
+        if isinstance(func, cst.ClassDef):
+            # constructing runs `__init__` (its own or a local base's; none: `object`'s, which
+            # changes nothing); a parameter it stores in a field the module changes in place
+            # (`self.data = data` ... `self.data.append(...)`) is changed too
+            init = self._find_method(func, "__init__", depth=0)  # type: ignore[attr-defined]
+            if init is None:
+                return False
+            if self.function_changes_args(init):
+                return True
+            params = {p.name.value for p in init.params.params}
+            aliases = set().union(*(self.aliases(p) for p in params)) if params else set()
+            for node in walk_nodes(init):
+                if isinstance(node, cst.Assign):
+                    roots = set(index._returned_roots(node.value))
+                    for target in node.targets:
+                        for sub in subtargets(target.target):
+                            if isinstance(sub, cst.Attribute) and roots & aliases and self.field_mutated(sub.attr.value):
+                                return True
+            return False
+        if not isinstance(func, cst.FunctionDef):
+            return True
+        params = func.params
+        positional = list(params.posonly_params) + list(params.params)
+        block = self.facts.parent(func)
+        if positional and isinstance(self.facts.parent(block) if block is not None else None, cst.ClassDef) \
+                and not func.decorators:
+            positional = positional[1:]  # a method's receiver (`self`: the object built or called on)
+        names = [p.name.value for p in positional + list(params.kwonly_params)]
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                names.append(star.name.value)
+        inside = {id(n) for n in walk_nodes(func)}
+        aliases: Set[str] = set()
+        for param in names:
+            for alias in self.aliases(param):
+                aliases.add(alias)
+                # the parameter's own spelling is changed only inside the body; a name it is stored
+                # in (`global G; G = d`) may be changed anywhere afterwards
+                anywhere = alias not in names
+                if any((anywhere or id(use) in inside) and not self._free_store(use)
+                       for use in index.names.get(alias, ())):
+                    return True
+                for use, inner in index.passed.get(alias, ()):
+                    if (anywhere or id(use) in inside) and self.function_changes_args(inner):
+                        return True
+        for node in walk_nodes(func):
+            # stored into a container or a field (`REG[k] = d`, `o.f = d`, `L += [d]`): it may be
+            # changed through that container later
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                # (a field counts when the module changes that field in place: `self.data.append`)
+                stored = isinstance(node, cst.AugAssign) or any(
+                    isinstance(sub, cst.Subscript) or (isinstance(sub, cst.Attribute)
+                                                       and self.field_mutated(sub.attr.value))
+                    for t in targets for sub in subtargets(t))
+                if stored and set(index._returned_roots(node.value)) & aliases:
+                    return True
+        return False
 
     def _data_call(self, use: cst.CSTNode, name: str) -> bool:
         """``rng.randn(8, 3)``, ``np.random.shuffle(order)``: a call into a data library whose
@@ -59,6 +144,20 @@ class MutationsMixin:
         elif what[0] != "data":
             return False
         return all(self.kind(arg.value) is Kind.FREE for arg in use.args)
+
+    def _free_store(self, use: cst.CSTNode) -> bool:
+        """``args.batch_size = 1``, ``cfg["lr"] *= 0.5``: a store of a literal (or literal
+        arithmetic) into an item or field -- it changes the object, but cannot put a tensor in.
+        (Syntactic on purpose: asking for the value's kind here would recurse into the kinds
+        being computed.)"""
+        if isinstance(use, cst.AssignTarget):
+            assign = self.facts.parent(use)
+            value = assign.value if isinstance(assign, cst.Assign) else None
+        elif isinstance(use, cst.AugAssign):
+            value = use.value
+        else:
+            return False
+        return value is not None and _literal(value)
 
     def _data_bound(self, name: cst.Name) -> bool:
         """Every binding of ``name`` is the result of a data library call (``np.random.RandomState(0)``)."""
@@ -95,6 +194,21 @@ class MutationsMixin:
         return self._mutations
 
 
+def _literal(expr: cst.BaseExpression) -> bool:
+    """A literal, ``None``/``True``/``False``, or arithmetic, tuples and lists of them."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("None", "True", "False")
+    if isinstance(expr, cst.UnaryOperation):
+        return _literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _literal(expr.left) and _literal(expr.right)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_literal(e.value) for e in expr.elements)
+    return False
+
+
 class MutationIndex(cst.CSTVisitor):
     """Module-wide: which names and fields may be changed in place, and which names alias."""
 
@@ -103,6 +217,10 @@ class MutationIndex(cst.CSTVisitor):
         self.names: Dict[str, List[cst.CSTNode]] = {}
         self.fields: Set[str] = set()
         self.parent: Dict[str, str] = {}
+        # names passed to a local function (``f(a)``): changed only if the function changes its arguments
+        self.passed: Dict[str, List[tuple]] = {}
+        self.changes_args: Dict[int, bool] = {}
+        self._returning: Set[int] = set()
 
     def find(self, name: str) -> str:
         self.parent.setdefault(name, name)
@@ -132,6 +250,13 @@ class MutationIndex(cst.CSTVisitor):
             self._mutated(func.value, node)
         if what[0] == "tf" or (what[0] == "builtin" and what[1] in PURE_BUILTINS):
             return
+        if (what[0] == "local_function" and isinstance(what[1], cst.FunctionDef)) or what[0] == "local_class":
+            for arg in node.args:  # decided when asked: whether the function changes its arguments
+                if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):
+                    root = root_name(arg.value)
+                    if root is not None:
+                        self.passed.setdefault(root, []).append((node, what[1]))
+            return
         for arg in node.args:  # a function may change what it is given
             if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):
                 self._mutated(arg.value, node)
@@ -153,6 +278,8 @@ class MutationIndex(cst.CSTVisitor):
         """Names whose objects ``value`` may evaluate to (or contain): ``a``, ``a.b``, ``a[0]``,
         ``[a, b]``, ``x if c else a``, ``f(a)`` for a function that may return its argument. A TF
         op or a method call returns a new object (a tensor, an op); arithmetic a new value."""
+        if isinstance(value, (cst.Name, cst.Attribute)) and self.a.facts.tf_names(value) & TF_MODULES:
+            return []  # a TF module (`rnn = tf.nn.rnn_cell`): no object of the program
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
             root = root_name(value)
             return [root] if root is not None else []
@@ -179,11 +306,27 @@ class MutationIndex(cst.CSTVisitor):
                     return []  # data objects and TF objects (optimizers, layers) return new values
                 # an unknown object's method may return itself or something holding its arguments
                 return self._returned_roots(what[1]) + [r for a in value.args for r in self._returned_roots(a.value)]
+            if what[0] == "local_function" and isinstance(what[1], cst.FunctionDef) and self._returns_new(what[1]):
+                return []  # every `return` builds a new value (a TF op, arithmetic, a literal)
             if what[0] == "builtin" and what[1] not in ("list", "tuple", "dict", "set", "sorted", "reversed", "zip",
                                                           "enumerate", "iter", "next", "filter", "map", "min", "max"):
                 return []
             return [r for a in value.args for r in self._returned_roots(a.value)]
         return []
+
+    def _returns_new(self, func: cst.FunctionDef) -> bool:
+        """Every ``return`` of ``func`` evaluates to a new object, none of its arguments or
+        names (recursion, generators: not known)."""
+        key = id(func)
+        if key in self._returning:
+            return False
+        self._returning.add(key)
+        try:
+            if any(isinstance(n, cst.Yield) for n in walk_nodes(func)):
+                return False
+            return all(r.value is None or not self._returned_roots(r.value) for r in return_statements(func))
+        finally:
+            self._returning.discard(key)
 
     def visit_For(self, node: cst.For) -> None:
         for sub in subtargets(node.target):

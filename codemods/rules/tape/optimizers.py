@@ -5,7 +5,8 @@
 ``tf.contrib.estimator.clip_gradients_by_norm`` (``wrapped``), a wrapper whose ``minimize`` does
 more than the tape form (``wrapper``: CrossShard, SyncReplicas, Horovod...), a class defined in
 this module (``custom``), an object of another library (``foreign``: ``scipy.optimize.minimize``),
-or ``unknown`` with the reason. Only ``tf1`` and ``wrapped`` around ``tf1`` can be rewritten.
+a Keras optimizer (``keras``: ``tf.keras.optimizers.Adam`` -- its ``minimize``/``apply_gradients``
+are the TF 2 API already, no TF 1 training site), or ``unknown`` with the reason. Only ``tf1`` and ``wrapped`` around ``tf1`` can be rewritten.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from codemods.rules.tape.sites import Reject
 
 CLIP_GRADIENTS_BY_NORM = "tf.contrib.estimator.clip_gradients_by_norm"
 SHIM_CLIP_GRADIENTS_BY_NORM = "tfclip_compat.clip_gradients_by_norm"
+# Keras optimizer classes (TF 2 API): `tf.keras.optimizers.Adam`, `tf.optimizers.SGD`, `...legacy.Adam`,
+# `tf.keras.mixed_precision.LossScaleOptimizer`; and the `tf.keras.optimizers.get` factory.
+KERAS_OPTIMIZER_NAMESPACES = ("tf.keras.optimizers.", "tf.optimizers.")
+KERAS_OPTIMIZER_NAMES = frozenset({"tf.keras.optimizers.get", "tf.optimizers.get",
+                                   "tf.keras.mixed_precision.LossScaleOptimizer",
+                                   "tf.keras.mixed_precision.experimental.LossScaleOptimizer"})
+# kinds whose `minimize`/`compute_gradients` is no TF 1 training site of a `tf.train` optimizer
+NOT_TF1_SITE_KINDS = ("foreign", "shim", "keras")
 FOREIGN_LIBRARIES = ("scipy", "numpy", "torch", "jax", "optax", "sklearn", "gym", "keras", "tensorflow_probability")
 
 
@@ -61,6 +70,9 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
                              inner=classify(facts, inner, depth + 1, analyzer))
         if SHIM_CLIP_GRADIENTS_BY_NORM in qualified:
             return Optimizer("shim", SHIM_CLIP_GRADIENTS_BY_NORM, ctor=receiver)
+        keras = {n for n in names if is_keras_optimizer(n)}
+        if keras and keras == names:
+            return Optimizer("keras", sorted(keras)[0], ctor=receiver)
         wrappers = names & OPTIMIZER_WRAPPERS
         if wrappers:
             return Optimizer("wrapper", sorted(wrappers)[0])
@@ -98,7 +110,7 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
             if kinds == {"tf1"} and len({info.what for info in infos}) == 1:
                 return Optimizer("tf1", infos[0].what, ctor=None, name=receiver)
             for info in infos:
-                if info.kind in ("wrapper", "custom", "foreign", "shim"):
+                if info.kind in ("wrapper", "custom") + NOT_TF1_SITE_KINDS:
                     return info
             if "wrapped" in kinds:
                 return Optimizer("unknown", f"the optimizer `{receiver.value}` is a `clip_gradients_by_norm` optimizer "
@@ -114,7 +126,7 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
                 return Optimizer("unknown", f"`{receiver.value}` is not bound by a plain assignment")
             infos.append(classify(facts, value, depth + 1, analyzer))
         for info in infos:
-            if info.kind in ("wrapper", "custom", "foreign", "shim"):
+            if info.kind in ("wrapper", "custom") + NOT_TF1_SITE_KINDS:
                 return info
         if len(infos) != 1:
             return Optimizer("unknown", f"`{receiver.value}` is assigned more than once, and which assignment "
@@ -134,6 +146,13 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
         return Optimizer("unknown", f"the optimizer `{facts.code(receiver, 50)}` is an attribute; its class is "
                                     "unknown here")
     return Optimizer("unknown", "the optimizer expression is not a name or a constructor call")
+
+
+def is_keras_optimizer(name: str) -> bool:
+    """``name`` (canonical) is a Keras optimizer class or factory."""
+    if name in KERAS_OPTIMIZER_NAMES:
+        return True
+    return name.startswith(KERAS_OPTIMIZER_NAMESPACES) and name.rsplit(".", 1)[-1][:1].isupper()
 
 
 def _rebound(facts: ModuleFacts, name: Optional[cst.Name]) -> bool:

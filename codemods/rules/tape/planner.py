@@ -132,7 +132,7 @@ class Planner(GatesMixin, OverlapsMixin):
         ``tf.cond`` or a larger expression does not have."""
         kind = {"compute_gradients": "compute_apply", "minimize": "minimize"}[method]
         info = self.optimizer(call.func.value)  # type: ignore[attr-defined]
-        if info.kind in ("foreign", "shim") or not self.facts.imports_tf:
+        if info.kind in optimizers.NOT_TF1_SITE_KINDS or not self.facts.imports_tf:
             return
         where = self._enclosing_control_flow(call)
         if where:

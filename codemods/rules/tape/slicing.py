@@ -181,12 +181,18 @@ class _Boundary:
                          f"statements that compute the loss {MANUAL}", effects.gradients[0])
         if effects.collection_read is not None and not self.at_module_level:
             where = f"`{self.function_name}`" if self.function_name else "this block"
+            if effects.collection_read_cause is not None:
+                raise Reject(f"the loss is computed by {effects.collection_read_cause} "
+                             f"({self.facts.where(effects.collection_read)}): its "
+                             f"body cannot be checked from this file, and it may read graph collections that code "
+                             f"outside {where} filled before it runs; those tensors would be outside the tape "
+                             f"{MANUAL}", effects.collection_read)
             raise Reject(f"the loss reads graph collections ({self.facts.where(effects.collection_read)}) that code "
                          f"outside {where} may have filled before it runs; those tensors would be outside the tape "
                          f"{MANUAL}", effects.collection_read)
         for node, what in effects.foreign:
-            note = (f"the loss is computed by {what} ({self.facts.where(node, 40)}), defined in another module: its "
-                    "body (loops, cached tensors, collections) cannot be checked from this file")
+            note = (f"the loss is computed by {what} ({self.facts.where(node, 40)}): its body (loops, cached "
+                    "tensors, collections) cannot be checked from this file")
             if note not in self.unsafe:
                 self.unsafe.append(note)
         for root, chain in effects.attr_chains:
@@ -233,13 +239,15 @@ class _Boundary:
             raise Reject(f"cannot resolve the names the loss reads {MANUAL}")
         for name in sorted(combined.reads):
             outside_captures = [c for c in self.facts.match_captures.get(name, ()) if id(c) not in self.region_ids]
-            if outside_captures:
+            if outside_captures and self.a.capture_kind(outside_captures, exclude=self.region_ids) is not Kind.FREE:
                 raise Reject(f"the loss reads `{name}`, which the `match` capture pattern at "
                              f"{self.facts.where(outside_captures[0])} binds outside the statements the tape can "
                              f"wrap {MANUAL}", outside_captures[0])
             found = [a for a in scope[name] if not isinstance(a, BuiltinAssignment)]
             if name in BUILTIN_NAMES and not found:
                 continue
+            if not found and self.facts.match_captures.get(name):
+                continue  # bound only by `match` captures of a gradient-free subject (checked above)
             if not found:
                 raise Reject(f"the loss reads `{name}`, which is not defined in this file {MANUAL}")
             outside = [a for a in found if id(getattr(a, "node", None)) not in self.region_ids]

@@ -361,3 +361,17 @@ def is_rnn_layer_class(name: str) -> bool:
     """``tf.keras.layers.LSTM``-like classes whose call runs cells inside a while loop."""
     last = name.rsplit(".", 1)[-1]
     return last in RNN_LAYER_CLASSES or (name.startswith("tf.contrib.rnn.") and "Fused" in last)
+
+# TensorFlow *modules* (canonical names): a name bound only to one of them (``rnn = tf.nn.rnn_cell``,
+# ``layers = tf.layers``) is that module, so ``rnn.GRUCell`` is ``tf.nn.rnn_cell.GRUCell`` and gets
+# that API's kind. A module object holds no tensors the program computes and is never "changed".
+TF_MODULES: FrozenSet[str] = frozenset({
+    "tf", "tf.nn", "tf.nn.rnn_cell", "tf.layers", "tf.losses", "tf.train", "tf.math", "tf.linalg", "tf.image",
+    "tf.random", "tf.signal", "tf.sparse", "tf.strings", "tf.summary", "tf.metrics", "tf.initializers",
+    "tf.distributions", "tf.data", "tf.io", "tf.compat", "tf.compat.v1", "tf.keras", "tf.keras.layers",
+    "tf.keras.backend", "tf.keras.initializers", "tf.keras.regularizers", "tf.keras.activations",
+    "tf.keras.losses", "tf.keras.optimizers", "tf.keras.models", "tf.contrib", "tf.contrib.rnn",
+    "tf.contrib.layers", "tf.contrib.slim", "tf.contrib.seq2seq", "tf.contrib.framework",
+    "tf.contrib.distributions", "tf.contrib.cudnn_rnn", "tf.contrib.legacy_seq2seq", "tf.contrib.opt",
+    "tf.contrib.estimator", "tf.contrib.training", "tf.estimator", "tf.saved_model", "tf.GraphKeys",
+})

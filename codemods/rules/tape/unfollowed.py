@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from codemods.rules.tape import optimizers
 from codemods.rules.tape.shim_optimizers import built_by_shim
 from codemods.rules.analysis import dotted_name
 from codemods.rules.tape.applies import optimizer_kind, tf1_only_module, unfollowed_applies
@@ -153,7 +154,7 @@ def _foreign_receiver(planner: "Planner", receiver: cst.BaseExpression) -> bool:
     info = planner.optimizer(receiver)
     if info.kind == "unknown" and built_by_shim(planner.facts, receiver):
         return True  # tfclip_compat's own optimizer (`tfc.wrap_optimizer(...)`): the compat form already
-    return info.kind in ("foreign", "shim") or (info.kind == "unknown" and "not defined in this file" in info.what)
+    return info.kind in optimizers.NOT_TF1_SITE_KINDS or (info.kind == "unknown" and "not defined in this file" in info.what)
 
 
 def _through(planner: "Planner", call: cst.Call) -> Optional[str]:

@@ -247,6 +247,18 @@ class StatementWalker:
             self._node(arg.value)
         arg_roots = [r for r in (root_name(a.value) for a in call.args if not self.a.module_value(a.value))
                      if r is not None]
+        if kind == "unknown" and isinstance(call.func, cst.Name) and self.a.kind(call.func) is not Kind.VARIABLE:
+            # a parameter or name used as a callee (`activation(h)`): every function it may be
+            targets = self.a.callable_values(call.func)
+            if targets is not None:
+                for target in targets:
+                    self._dispatch(call, target, arg_roots)
+                return
+        self._dispatch(call, what, arg_roots)
+
+    def _dispatch(self, call: cst.Call, what: tuple, arg_roots: List[str]) -> None:
+        """The effects of calling ``what`` (a :meth:`Analyzer.callee` tuple) with ``call``'s arguments."""
+        kind = what[0]
         if kind == "tf":
             self._tf_call(call, what[1])
         elif kind == "builtin":
@@ -257,7 +269,7 @@ class StatementWalker:
             elif name in ("map", "filter"):
                 self._call_callables(call)
             elif name not in PURE_BUILTINS:
-                self.e.foreign.append((call, f"`{name}`"))
+                self.e.foreign.append((call, f"`{name}`, a builtin whose effects the analysis does not model"))
         elif kind == "data":
             self.e.mutates |= set(arg_roots)
         elif kind == "local_function":
@@ -280,9 +292,14 @@ class StatementWalker:
         elif kind in ("unknown", "call_result") and self.a.kind(call.func) is Kind.VARIABLE:
             self._object_call(call, call.func)
         else:  # imported or unknown callables: their bodies are not in this file
-            self.e.foreign.append((call, f"`{self.facts.code(call.func, 40)}`"))
+            if isinstance(call.func, (cst.Name, cst.Attribute)):
+                what_text = self.a.unresolved_callable(call.func)
+            else:
+                what_text = f"`{self.facts.code(call.func, 40)}`, a callable computed by an expression"
+            self.e.foreign.append((call, what_text))
             self.e.mutates |= set(arg_roots)
-            self.e.collection_read = self.e.collection_read or call
+            if self.e.collection_read is None:
+                self.e.collection_read, self.e.collection_read_cause = call, what_text
             self.e.collection_write = self.e.collection_write or call
 
     def _object_call(self, call: cst.Call, func: cst.BaseExpression) -> None:
@@ -299,13 +316,18 @@ class StatementWalker:
                 self.e.hazards.append((call, f"the recurrent layer `{what[1]}` (a `tf.GradientTape` gives no "
                                              "gradient for variables read inside its loop; measured)"))
             elif what[0] != "tf":
-                self.e.foreign.append((call, f"`{self.facts.code(func, 40)}`"))
+                if ctor.func is not None and isinstance(ctor.func, cst.Name) and ctor.func.value == "__unknown__":
+                    built = "an object whose construction the analysis cannot see"
+                else:
+                    built = f"an object built by {self.a.unresolved_callable(ctor.func)}"
+                self.e.foreign.append((call, f"`{self.facts.code(func, 40)}`, {built}"))
 
     def _absorb_summary(self, summary: Summary, call: cst.Call) -> None:
         inner = summary.effects
         self.e.reads |= inner.reads
         self.e.mutates |= inner.mutates
-        self.e.collection_read = self.e.collection_read or (call if inner.collection_read else None)
+        if self.e.collection_read is None and inner.collection_read is not None:
+            self.e.collection_read, self.e.collection_read_cause = call, inner.collection_read_cause
         self.e.collection_write = self.e.collection_write or (call if inner.collection_write else None)
         self.e.hazards += [(n, why) for n, why in inner.hazards]
         self.e.opaque += inner.opaque
@@ -343,11 +365,14 @@ class StatementWalker:
             return
         if base is Kind.TENSOR and not (isinstance(receiver, cst.Name) and self.a._root_is_object(receiver)):
             return  # a method of a tensor value (`h.get_shape()`...): computed from it
-        self.e.foreign.append((call, f"the method `{self.facts.code(call.func, 40)}`"))
+        what_text = (f"the method `{self.facts.code(call.func, 40)}`, of an object the analysis cannot resolve to "
+                     "a class of this file")
+        self.e.foreign.append((call, what_text))
         if root is not None:
             self.e.mutates.add(root)
         self.e.mutates |= set(arg_roots)
-        self.e.collection_read = self.e.collection_read or call
+        if self.e.collection_read is None:
+            self.e.collection_read, self.e.collection_read_cause = call, what_text
         self.e.collection_write = self.e.collection_write or call
 
     def _tf_call(self, call: cst.Call, name: str) -> None:
@@ -422,8 +447,24 @@ class StatementWalker:
                 summary = self.a.summary(what[1])
             elif what[0] in ("tf", "builtin", "data"):
                 return None
+            elif what[0] == "unknown" and self.a.callable_values(value) is not None:
+                # a parameter or name bound to known callables (`tf.while_loop(c, body_fn, ...)`
+                # where every caller passes a local function): each of them may run here
+                effects = Effects()
+                found = False
+                for target in self.a.callable_values(value) or ():
+                    if target[0] in ("local_function", "local_class"):
+                        inner = self.a.summary(target[1])
+                        if inner is None:
+                            self.e.opaque.append((call, "a recursive callable"))
+                            return None
+                        effects.absorb(inner.effects)
+                        found = True
+                if not found:
+                    return None
+                summary = Summary(effects, Kind.TENSOR)
             elif what[0] in ("imported", "unknown") and self.a.kind(value) is not Kind.FREE:
-                self.e.foreign.append((call, f"`{value.value}`"))
+                self.e.foreign.append((call, self.a.unresolved_callable(value)))
                 return None
             else:
                 return None

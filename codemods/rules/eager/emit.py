@@ -322,8 +322,9 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
         lines.append(f"    {outputs} = {model}({args})")
     used = [n for n in run.names if n in program.forward_names]
     for t in trains:
-        if t.loss not in used:
-            used.append(t.loss)
+        for n in [t.loss] + (t.var_list or []):
+            if n not in used:
+                used.append(n)
     for n in used:
         if n not in needed:
             needed.append(n)
@@ -345,7 +346,8 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
     block: List[cst.BaseStatement] = []
     for t in trains:
         if t.compute_call is not None:
-            replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {trainable}), {trainable}))")
+            wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else trainable
+            replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {wrt}), {wrt}))")
             for stmt in t.block:
                 if stmt is t.block[0]:
                     stmt = stmt.deep_replace(t.compute_call, replacement)

@@ -36,6 +36,7 @@ _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", 
 _PURE_MODULES = frozenset({"numpy", "math"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
+_VARIABLE_MAKERS = frozenset({"get_variable"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 _RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
 _DECLINED_NAMES = {
@@ -93,6 +94,9 @@ class TrainOp:
     # compute_gradients form: the statements from compute_gradients to apply_gradients
     block: List[cst.BaseStatement] = field(default_factory=list)
     compute_call: Optional[cst.Call] = None
+    # ``compute_gradients(loss, [w, b])`` / ``minimize(loss, var_list=[w, b])``: forward names of
+    # variables, in the list's order (None: every trainable variable in creation order)
+    var_list: Optional[List[str]] = None
 
 
 @dataclass
@@ -221,6 +225,31 @@ class _Calls(cst.CSTVisitor):
         self.attributes.append(node)
 
 
+class _Nodes(cst.CSTVisitor):
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.found: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kind):
+            self.found.append(node)
+        return True
+
+
+def _nodes_of(node: cst.CSTNode, kind: type) -> list:
+    visitor = _Nodes(kind)
+    node.visit(visitor)
+    return visitor.found
+
+
+def _trainable_by_default(call: cst.Call) -> bool:
+    """No ``trainable=`` (keyword or get_variable's 6th positional): a tape watches it as TF 1's
+    ``compute_gradients`` differentiates it."""
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) < 6 and not any(a.star for a in call.args) and not any(
+        a.keyword is not None and a.keyword.value == "trainable" for a in call.args)
+
+
 def calls_of(node: cst.CSTNode) -> List[cst.Call]:
     visitor = _Calls()
     node.visit(visitor)
@@ -278,6 +307,9 @@ class Reader:
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.variable_names: Set[str] = set()
+        # names bound once, by ``name = tf.get_variable(...)`` in the forward pass: the variable itself
+        self.direct_variables: Set[str] = set()
+        self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
 
     # names and paths
 
@@ -640,6 +672,12 @@ class Reader:
         for call in calls_of(stmt):
             if self.path(call.func) == "get_variable":
                 self.variable_names |= names.bound  # conservative: every name the statement binds
+        for line in _nodes_of(stmt, cst.SimpleStatementLine):
+            assign = _single_assign(line)
+            if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
+                    and self.path(assign[1].func) in _VARIABLE_MAKERS and self.bind_counts.get(assign[0].value, 0) == 1
+                    and assign[0].value not in self.global_names and _trainable_by_default(assign[1])):
+                self.direct_variables.add(assign[0].value)
         self.forward_names |= names.bound
 
     def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
@@ -676,19 +714,32 @@ class Reader:
         if dtype_path not in tfnames.DTYPES:
             raise Decline(stmt, "a placeholder whose dtype is not a literal `tf.<dtype>`")
         if shape is not None and not self._literal_shape(shape):
-            raise Decline(stmt, "a placeholder whose shape is not a literal list")
+            raise Decline(stmt, "a placeholder whose shape is not a list of integers, `None` and module "
+                                "constants bound once")
         if name in {p.name for p in self.placeholders} or name in self.forward_names:
             raise Decline(stmt, f"`{name}` is bound twice")
         self.placeholders.append(Placeholder(name, dtype_path, shape))
 
-    @staticmethod
-    def _literal_shape(shape: cst.BaseExpression) -> bool:
+    def _literal_shape(self, shape: cst.BaseExpression) -> bool:
+        """A shape the step's ``TensorSpec`` can repeat: integers, ``None``, and module constants
+        bound once before the placeholder (the spec reads them later, when the step is defined:
+        a constant bound once has the same value then)."""
         if isinstance(shape, cst.Name) and shape.value == "None":
             return True
         if not isinstance(shape, (cst.List, cst.Tuple)):
             return False
-        return all(isinstance(e.value, cst.Integer) or (isinstance(e.value, cst.Name) and e.value.value == "None")
-                   for e in shape.elements)
+        for e in shape.elements:
+            if not isinstance(e, cst.Element):
+                return False
+            value = e.value
+            if isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value == "None"):
+                continue
+            if (isinstance(value, cst.Name) and value.value in self.constants
+                    and self.bind_counts.get(value.value, 0) == 1 and value.value not in self.imported
+                    and value.value not in self.global_names):
+                continue
+            return False
+        return True
 
     def loss_name(self, index: int, train: str, loss: cst.BaseExpression, where: cst.CSTNode) -> str:
         if isinstance(loss, cst.Name) and loss.value in self.forward_names:
@@ -780,15 +831,36 @@ class Reader:
         assert isinstance(func, cst.Attribute)
         if len(calls) != 1 or not (isinstance(func.value, cst.Name) and func.value.value in self.optimizers):
             raise Decline(call, "`compute_gradients` of an optimizer the rule does not follow")
-        if len(call.args) != 1 or call.args[0].keyword is not None:
-            raise Decline(call, "`compute_gradients` with arguments other than the loss (`var_list=` is not migrated yet)")
+        var_list = None
+        if len(call.args) == 2 and call.args[0].keyword is None and (
+                call.args[1].keyword is None or call.args[1].keyword.value == "var_list") and not call.args[1].star:
+            var_list = self.var_list(call.args[1].value, call)
+        elif len(call.args) != 1 or call.args[0].keyword is not None:
+            raise Decline(call, "`compute_gradients` with arguments other than the loss and a list of variables")
         loss = call.args[0].value
         if not (isinstance(loss, cst.Name) and loss.value in self.forward_names):
             raise Decline(call, "`compute_gradients` of a loss that is not a module-level forward tensor")
-        self._pending = TrainOp("", func.value.value, loss.value, stmt, block=[stmt], compute_call=call)
+        self._pending = TrainOp("", func.value.value, loss.value, stmt, block=[stmt], compute_call=call,
+                                var_list=var_list)
         self._pending_index = index
         self.check_processing(stmt, skip=call)
         self.items.append(("drop", stmt))
+
+    def var_list(self, value: cst.BaseExpression, call: cst.Call) -> List[str]:
+        """``[w, b]``: a literal list of variables the forward pass created by ``name = tf.get_variable(...)``."""
+        if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+            raise Decline(call, "a `var_list` that is not a literal list of variables (by collection or filter "
+                                "is not migrated)")
+        names = []
+        for e in value.elements:
+            if not (isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+                    and e.value.value in self.direct_variables):
+                raise Decline(call, "a `var_list` element that is not a variable bound once by "
+                                    "`name = tf.get_variable(...)`")
+            names.append(e.value.value)
+        if len(set(names)) != len(names):
+            raise Decline(call, "a `var_list` naming a variable twice")
+        return names
 
     def check_processing(self, stmt: cst.CSTNode, skip: Optional[cst.Call] = None) -> None:
         node = stmt if skip is None else stmt.deep_replace(skip, cst.Name("None"))

@@ -32,6 +32,9 @@ FORWARD = SAME_IN_TF2 | frozenset({
     "losses.sparse_softmax_cross_entropy", "losses.huber_loss",
     "get_variable", "variable_scope", "name_scope",
     "layers.dense", "layers.flatten",
+    # TF 1 RNN cells (tf-keras' legacy layers: their variables come from get_variable, so
+    # track_tf1_style_variables keeps their names and reuses them) and dynamic_rnn
+    "nn.rnn_cell.BasicLSTMCell", "nn.rnn_cell.GRUCell", "nn.rnn_cell.BasicRNNCell", "nn.dynamic_rnn",
     "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "truncated_normal_initializer", "zeros_initializer", "initializers.constant",

@@ -92,9 +92,11 @@ def _add_kw(call: cst.Call, keyword: str, value: str) -> cst.Call:
 class _Session(cst.CSTTransformer):
     """The session block's statements with each ``run`` replaced and the initializer runs removed."""
 
-    def __init__(self, replace: Dict[int, cst.BaseExpression], drop: List[cst.Call]) -> None:
+    def __init__(self, replace: Dict[int, cst.BaseExpression], drop: List[cst.Call],
+                 statements: Dict[int, cst.BaseStatement]) -> None:
         self.replace = replace
         self.drop = {id(c) for c in drop}
+        self.statements = statements
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return self.replace.get(id(original), updated)
@@ -103,7 +105,7 @@ class _Session(cst.CSTTransformer):
         if (len(original.body) == 1 and isinstance(original.body[0], cst.Expr)
                 and id(original.body[0].value) in self.drop):
             return cst.RemovalSentinel.REMOVE
-        return updated
+        return self.statements.get(id(original), updated)
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         if not updated.body:
@@ -142,6 +144,16 @@ def emit(program: Program, reader: Reader) -> str:
     uses_fetched = False
     fetched = fresh("fetched")
     for run in program.runs:
+        if run.only_global_steps:  # the variable itself, read (``sess.run`` returns a numpy scalar)
+            reads = [f"{n}.numpy()" for n in run.names]
+            if run.container is None:
+                text = reads[0]
+            elif run.container == "dict":
+                text = "{" + ", ".join(f"{reader.module.code_for_node(k)}: {r}" for k, r in zip(run.keys, reads)) + "}"
+            else:
+                text = f"[{', '.join(reads)}]" if run.container == "list" else f"({', '.join(reads)},)"
+            call_replace[id(run.call)] = cst.parse_expression(text)
+            continue
         key = tuple(run.names)
         if key not in steps:
             trains = [n for n in run.names if n in program.train_ops]
@@ -153,7 +165,13 @@ def emit(program: Program, reader: Reader) -> str:
             text = call if run.names[0] in program.train_ops else f"{call}.numpy()"
         else:
             uses_fetched = True
-            text = f"{fetched}({call})" if run.container == "list" else f"tuple({fetched}({call}))"
+            if run.container == "list":
+                text = f"{fetched}({call})"
+            elif run.container == "tuple":
+                text = f"tuple({fetched}({call}))"
+            else:  # Session.run returns a dict with the fetch's keys, in its order
+                keys = ", ".join(reader.module.code_for_node(k) for k in run.keys)
+                text = f"dict(zip([{keys}], {fetched}({call})))"
         call_replace[id(run.call)] = cst.parse_expression(text)
 
     returns = ", ".join(f'"{n}": {n}' for n in needed)
@@ -198,7 +216,7 @@ def emit(program: Program, reader: Reader) -> str:
     # assemble
     body: List[cst.BaseStatement] = []
     placed_env = placed_model = False
-    session_t = _Session(call_replace, program.dropped_runs)
+    session_t = _Session(call_replace, program.dropped_runs, program.feed_statements)
     for kind, stmt in program.items:
         if kind == "import":
             if not placed_env:

@@ -103,8 +103,10 @@ class TrainOp:
 class RunSite:
     call: cst.Call
     names: List[str]
-    container: Optional[str]  # None (one name), "list" or "tuple"
+    container: Optional[str]  # None (one name), "list", "tuple" or "dict"
     feeds: Dict[str, cst.BaseExpression]
+    keys: List[cst.BaseExpression] = field(default_factory=list)  # a dict fetch's keys, in order
+    only_global_steps: bool = False  # ``sess.run(global_step)`` without feeds: read the variable
 
 
 @dataclass
@@ -125,6 +127,8 @@ class Program:
     runs: List[RunSite]
     dropped_runs: List[cst.Call]
     taken: Set[str]
+    # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
+    feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
 
 
 # -- syntax helpers ---------------------------------------------------------------------------
@@ -242,6 +246,19 @@ def _nodes_of(node: cst.CSTNode, kind: type) -> list:
     return visitor.found
 
 
+def _counter_variable(call: cst.Call) -> bool:
+    """``tf.Variable(0, trainable=False[, name="..."])``: an integer counter (a global step made by
+    hand), kept at module level; the rule follows it like ``get_or_create_global_step()``."""
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if len(positional) != 1 or any(a.star for a in call.args) or not isinstance(positional[0].value, cst.Integer):
+        return False
+    trainable = keywords.pop("trainable", None)
+    name = keywords.pop("name", None)
+    return (not keywords and isinstance(trainable, cst.Name) and trainable.value == "False"
+            and (name is None or isinstance(name, cst.SimpleString)))
+
+
 def _trainable_by_default(call: cst.Call) -> bool:
     """No ``trainable=`` (keyword or get_variable's 6th positional): a tape watches it as TF 1's
     ``compute_gradients`` differentiates it."""
@@ -304,6 +321,9 @@ class Reader:
         self.session_name = ""
         self.runs: List[RunSite] = []
         self.dropped_runs: List[cst.Call] = []
+        self.feed_dicts: Dict[str, List[str]] = {}  # a feed-dict name -> its placeholder keys
+        self.feed_candidates: Dict[int, str] = {}
+        self.feed_statements: Dict[int, cst.BaseStatement] = {}
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.variable_names: Set[str] = set()
@@ -403,6 +423,7 @@ class Reader:
             generated_optimizers=self.generated, train_ops=self.train_ops,
             global_steps=self.global_steps, session=self.session, session_name=self.session_name,
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
+            feed_statements=self.feed_statements,
         )
 
     def graph_names(self) -> Set[str]:
@@ -614,7 +635,7 @@ class Reader:
                 self.init_names.add(name)
                 self.items.append(("drop", stmt))
                 return
-            if path in _GLOBAL_STEP and not value.args:
+            if (path in _GLOBAL_STEP and not value.args) or (path == "Variable" and _counter_variable(value)):
                 self.global_steps.add(name)
                 self.items.append(("keep", stmt))
                 return
@@ -758,7 +779,8 @@ class Reader:
                                     "follow (only the loss/gradients and `global_step=`)")
             if a.keyword.value == "global_step":
                 if not (isinstance(a.value, cst.Name) and a.value.value in self.global_steps):
-                    raise Decline(a, "`global_step=` is not a global step made by `tf.train.get_or_create_global_step()`")
+                    raise Decline(a, "`global_step=` is not a global step made by `tf.train.get_or_create_global_step()` "
+                                     "or `tf.Variable(0, trainable=False)`")
                 step = a.value.value
         return step
 
@@ -919,7 +941,49 @@ class Reader:
             raise Decline(self._pending.node, "`compute_gradients` without its `apply_gradients`")
         self.session = stmt
         self.session_name = self._session_item(stmt) or ""
+        self.find_feed_dicts(stmt)
         self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
+
+    def find_feed_dicts(self, session: cst.With) -> None:
+        """``feed = {x: ..., y: ...}`` statements in the session block: a name bound only by literal
+        dicts keyed by the same placeholders, and read only as ``feed_dict=`` of ``run`` calls (checked
+        as the block is read). Each becomes a dict keyed by the placeholders' names, evaluated where
+        it was, so every feed value is computed when TF 1 computed it."""
+        placeholders = {p.name for p in self.placeholders}
+        keysets: Dict[str, List[List[str]]] = {}
+        for line in _nodes_of(session, cst.SimpleStatementLine):
+            assign = _single_assign(line)
+            if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Dict):
+                continue
+            elements = assign[1].elements
+            if not elements or not all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name)
+                                       and e.key.value in placeholders for e in elements):
+                continue
+            keys = [e.key.value for e in elements]  # type: ignore[union-attr]
+            if len(set(keys)) != len(keys):
+                continue
+            keysets.setdefault(assign[0].value, []).append(keys)
+            self.feed_candidates[id(line)] = assign[0].value
+        module_level = (self.constants | self.forward_names | self.graph_names() | set(self.helpers)
+                        | self.optimizers | self.global_steps | set(self.imported) | {self.alias, self.session_name})
+        for name, sets in keysets.items():
+            if name not in module_level and len({tuple(sorted(k)) for k in sets}) == 1:
+                self.feed_dicts[name] = sets[0]
+        self.feed_candidates = {k: v for k, v in self.feed_candidates.items() if v in self.feed_dicts}
+
+    def feed_statement(self, stmt: cst.SimpleStatementLine) -> None:
+        assign = _single_assign(stmt)
+        assert assign is not None and isinstance(assign[1], cst.Dict)
+        elements = []
+        for e in assign[1].elements:
+            assert isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name)
+            read = names_of(e.value).read
+            hit = read & (self.graph_names() | self.global_steps | set(self.feed_dicts) | {self.session_name})
+            if self.alias in read or hit:
+                raise Decline(stmt, "a feed value computed from graph tensors or the session")
+            elements.append(e.with_changes(key=cst.SimpleString(f'"{e.key.value}"')))
+        self.feed_statements[id(stmt)] = stmt.with_changes(
+            body=[stmt.body[0].with_changes(value=assign[1].with_changes(elements=elements))])
 
     def block(self, body: Sequence[cst.BaseStatement]) -> None:
         for stmt in body:
@@ -968,12 +1032,21 @@ class Reader:
         return isinstance(fetch, cst.Call) and self.path(fetch.func) in _INITIALIZERS and not fetch.args
 
     def plain_with_runs(self, node: cst.CSTNode, stmt: cst.CSTNode) -> None:
+        if id(node) in self.feed_candidates:
+            self.feed_statement(node)  # type: ignore[arg-type]
+            return
+        if names_of(node).bound & set(self.feed_dicts):
+            raise Decline(stmt, f"the feed dict `{sorted(names_of(node).bound & set(self.feed_dicts))[0]}` is "
+                                "bound other than by a literal dict of placeholders")
         runs = [c for c in calls_of(node) if self._is_run(c)]
         rest = node
         for call in runs:
             self.run_site(call)
             rest = rest.deep_replace(call, cst.Name("None"))
         names = names_of(rest).read
+        if names & set(self.feed_dicts):
+            raise Decline(stmt, f"the feed dict `{sorted(names & set(self.feed_dicts))[0]}` is used other than "
+                                "as `feed_dict=` of a `run`")
         if self.session_name in names:
             raise Decline(stmt, f"the session `{self.session_name}` is used other than by `{self.session_name}.run(...)`")
         for call in calls_of(rest):
@@ -1001,12 +1074,20 @@ class Reader:
                 isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in fetch.elements):
             names = [e.value.value for e in fetch.elements]  # type: ignore[union-attr]
             container = "list" if isinstance(fetch, cst.List) else "tuple"
+        elif isinstance(fetch, cst.Dict) and fetch.elements and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and isinstance(e.value, cst.Name)
+                for e in fetch.elements):
+            keys = [e.key.evaluated_value for e in fetch.elements]  # type: ignore[union-attr]
+            if len(set(keys)) != len(keys):
+                raise Decline(call, "a dict fetch with a repeated key")
+            names = [e.value.value for e in fetch.elements]  # type: ignore[union-attr]
+            container = "dict"
         elif isinstance(fetch, cst.SimpleString):
             raise Decline(call, "a tensor fetched by name")
         elif self.alias in names_of(fetch).read:
             raise Decline(call, "ops created inside the session block (a fetch builds new ops)")
         else:
-            raise Decline(call, "fetches that are not a name or a list/tuple of names")
+            raise Decline(call, "fetches that are not a name, a list/tuple of names or a dict of string keys to names")
         trains = [n for n in names if n in self.train_ops]
         for n in names:
             if n in self.train_ops or n in self.forward_names:
@@ -1025,8 +1106,15 @@ class Reader:
         optimizers = [self.train_ops[n].optimizer for n in trains]
         if len(set(optimizers)) != len(optimizers) or len(set(trains)) != len(trains):
             raise Decline(call, "two training ops of one optimizer in one `run`")
+        keys = [e.key for e in fetch.elements] if container == "dict" else []  # type: ignore[union-attr]
+        if feed is None and all(n in self.global_steps for n in names):
+            self.runs.append(RunSite(call, names, container, {}, keys, only_global_steps=True))
+            return
         feeds: Dict[str, cst.BaseExpression] = {}
-        if feed is not None:
+        if isinstance(feed, cst.Name) and feed.value in self.feed_dicts:
+            for key in self.feed_dicts[feed.value]:
+                feeds[key] = cst.parse_expression(f'{feed.value}["{key}"]')
+        elif feed is not None:
             if not isinstance(feed, cst.Dict):
                 raise Decline(call, "a feed dict that is not a literal `{placeholder: value}`")
             for element in feed.elements:
@@ -1039,7 +1127,7 @@ class Reader:
         missing = [p.name for p in self.placeholders if p.name not in feeds]
         if missing:
             raise Decline(call, f"placeholder `{missing[0]}` is not fed by this `run`")
-        self.runs.append(RunSite(call, names, container, feeds))
+        self.runs.append(RunSite(call, names, container, feeds, keys))
 
 
 class _Substitute(cst.CSTTransformer):

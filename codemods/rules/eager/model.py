@@ -82,6 +82,12 @@ class Placeholder:
     name: str
     dtype: str  # canonical path, e.g. "float32"
     shape: Optional[cst.BaseExpression]
+    # A scalar read only by optimizer constructors (a fed learning rate): it becomes a module-level
+    # ``tf.Variable`` of that name that each training step assigns from its argument ``param``
+    # before applying the gradients; the model does not take it.
+    optimizer_only: bool = False
+    param: str = ""
+    node: Optional[cst.BaseStatement] = None
 
 
 @dataclass
@@ -97,6 +103,9 @@ class TrainOp:
     # ``compute_gradients(loss, [w, b])`` / ``minimize(loss, var_list=[w, b])``: forward names of
     # variables, in the list's order (None: every trainable variable in creation order)
     var_list: Optional[List[str]] = None
+    # the ``tf.trainable_variables()`` lists (forward names) the gradient processing reads
+    var_reads: List[str] = field(default_factory=list)
+    symbolic: bool = False  # started by ``tf.gradients(loss, tvars)`` (a list of gradients)
 
 
 @dataclass
@@ -106,6 +115,7 @@ class RunSite:
     container: Optional[str]  # None (one name), "list", "tuple" or "dict"
     feeds: Dict[str, cst.BaseExpression]
     keys: List[cst.BaseExpression] = field(default_factory=list)  # a dict fetch's keys, in order
+    optimizer_feeds: List[str] = field(default_factory=list)  # optimizer-only placeholders it feeds
     only_global_steps: bool = False  # ``sess.run(global_step)`` without feeds: read the variable
 
 
@@ -127,6 +137,10 @@ class Program:
     runs: List[RunSite]
     dropped_runs: List[cst.Call]
     taken: Set[str]
+    optimizer_feeds: Dict[str, List[str]] = field(default_factory=dict)  # optimizer -> its placeholders
+    # ``tf.trainable_variables()`` calls in the forward pass (id -> index): the trainable variables
+    # created before that point of the TF 1 graph
+    trainable_calls: Dict[int, int] = field(default_factory=dict)
     # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
     feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
 
@@ -322,6 +336,7 @@ class Reader:
         self.runs: List[RunSite] = []
         self.dropped_runs: List[cst.Call] = []
         self.feed_dicts: Dict[str, List[str]] = {}  # a feed-dict name -> its placeholder keys
+        self.optimizer_feeds: Dict[str, List[str]] = {}  # optimizer name -> placeholders among its arguments
         self.feed_candidates: Dict[int, str] = {}
         self.feed_statements: Dict[int, cst.BaseStatement] = {}
         self.taken = names_of(module).read | names_of(module).bound
@@ -329,6 +344,8 @@ class Reader:
         self.variable_names: Set[str] = set()
         # names bound once, by ``name = tf.get_variable(...)`` in the forward pass: the variable itself
         self.direct_variables: Set[str] = set()
+        self.trainable_calls: Dict[int, int] = {}
+        self.var_lists: Set[str] = set()  # names bound once by ``name = tf.trainable_variables()``
         self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
 
     # names and paths
@@ -417,13 +434,17 @@ class Reader:
         used_train = {n for run in self.runs for n in run.names if n in self.train_ops}
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
+        self.items = [("holder", stmt) if kind == "drop" and any(p.optimizer_only and p.node is stmt
+                                                                   for p in self.placeholders) else (kind, stmt)
+                      for kind, stmt in self.items]
         return Program(
             module=self.module, alias=self.alias, prefix=self.prefix, items=self.items,
             placeholders=self.placeholders, forward_names=self.forward_names, lifted=self.lifted,
             generated_optimizers=self.generated, train_ops=self.train_ops,
             global_steps=self.global_steps, session=self.session, session_name=self.session_name,
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
-            feed_statements=self.feed_statements,
+            feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
+            trainable_calls=self.trainable_calls,
         )
 
     def graph_names(self) -> Set[str]:
@@ -606,8 +627,29 @@ class Reader:
         raise Decline(where, "an optimizer that is not a known `tf.train` optimizer "
                              f"({', '.join(sorted(o.split('.')[1] for o in tfnames.OPTIMIZERS))})")
 
+    def scalar_placeholder(self, value: cst.BaseExpression) -> Optional[Placeholder]:
+        """The placeholder ``value`` names when it is a float scalar (shape ``[]``), else None."""
+        if not isinstance(value, cst.Name):
+            return None
+        for p in self.placeholders:
+            if (p.name == value.value and p.dtype in tfnames.FLOAT_DTYPES and isinstance(p.shape, (cst.List, cst.Tuple))
+                    and not p.shape.elements):
+                return p
+        return None
+
+    def optimizer_placeholders(self, expr: cst.CSTNode) -> List[str]:
+        found: List[str] = []
+        for call in calls_of(expr):
+            for a in call.args:
+                p = self.scalar_placeholder(a.value)
+                if p is not None and p.name not in found:
+                    found.append(p.name)
+        return found
+
     def check_constant_args(self, call: cst.Call, where: cst.CSTNode) -> None:
         for a in call.args:
+            if self.scalar_placeholder(a.value) is not None:
+                continue  # a fed learning rate (or other scalar): assigned per step
             names = names_of(a.value).read
             if self.alias in names or names & self.graph_names() or names & self.global_steps:
                 raise Decline(where, "an optimizer argument computed from tensors (a learning-rate schedule "
@@ -642,6 +684,7 @@ class Reader:
             if path in tfnames.OPTIMIZERS or path == tfnames.CONTRIB_CLIP:
                 self.optimizer_expr(value, {}, stmt)
                 self.optimizers.add(name)
+                self.optimizer_feeds[name] = self.optimizer_placeholders(value)
                 self.items.append(("keep", stmt))
                 return
             func = value.func
@@ -656,6 +699,9 @@ class Reader:
                 return
         if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "compute_gradients" for c in calls_of(stmt)):
             self.compute(id(stmt), stmt)
+            return
+        if any(self.path(c.func) == "gradients" for c in calls_of(stmt)):
+            self.symbolic_gradients(stmt)
             return
         if self._pending is not None:
             self.processing(stmt)
@@ -688,7 +734,16 @@ class Reader:
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
                     "minimize", "compute_gradients", "apply_gradients", "run", "eval"):
                 raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
-        self.check_forward(stmt, tfnames.FORWARD, "forward pass")
+        checked: cst.CSTNode = stmt
+        for call in calls_of(stmt):
+            if self.path(call.func) == "trainable_variables" and not call.args:
+                self.trainable_calls[id(call)] = len(self.trainable_calls)
+                checked = checked.deep_replace(call, cst.Name("None"))  # type: ignore[arg-type]
+        self.check_forward(checked, tfnames.FORWARD, "forward pass")
+        assign = _single_assign(stmt)
+        if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
+                and id(assign[1]) in self.trainable_calls and self.bind_counts.get(assign[0].value, 0) == 1):
+            self.var_lists.add(assign[0].value)
         self.check_known(stmt, names.read - names.bound, "the forward pass")
         for call in calls_of(stmt):
             if self.path(call.func) == "get_variable":
@@ -739,7 +794,7 @@ class Reader:
                                 "constants bound once")
         if name in {p.name for p in self.placeholders} or name in self.forward_names:
             raise Decline(stmt, f"`{name}` is bound twice")
-        self.placeholders.append(Placeholder(name, dtype_path, shape))
+        self.placeholders.append(Placeholder(name, dtype_path, shape, node=stmt))
 
     def _literal_shape(self, shape: cst.BaseExpression) -> bool:
         """A shape the step's ``TensorSpec`` can repeat: integers, ``None``, and module constants
@@ -795,6 +850,7 @@ class Reader:
             opt = self.fresh(f"{name}_optimizer")
             self.generated.setdefault(index, []).append((opt, expr))
             self.optimizers.add(opt)
+            self.optimizer_feeds[opt] = self.optimizer_placeholders(expr)
         if not call.args or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "loss":
             raise Decline(call, "`minimize` without a loss")
         step = self.global_step_kw(call, ("global_step",))
@@ -835,6 +891,7 @@ class Reader:
         opt = self.fresh(f"{name}_optimizer")
         self.generated.setdefault(index, []).append((opt, expr))
         self.optimizers.add(opt)
+        self.optimizer_feeds[opt] = self.optimizer_placeholders(expr)
         loss_name = self.loss_name(index, name, loss, stmt)
         self.add_train(TrainOp(name, opt, loss_name, stmt), stmt)
         self.items.append(("trainop", stmt))
@@ -868,6 +925,27 @@ class Reader:
         self.check_processing(stmt, skip=call)
         self.items.append(("drop", stmt))
 
+    def symbolic_gradients(self, stmt: cst.BaseStatement) -> None:
+        """``grads = ...tf.gradients(loss, tvars)...`` with ``tvars = tf.trainable_variables()``: the start
+        of a gradient block whose optimizer is named by the ``apply_gradients`` that ends it."""
+        if self._pending is not None:
+            raise Decline(stmt, "`tf.gradients` before the previous `compute_gradients`' `apply_gradients`")
+        calls = [c for c in calls_of(stmt) if self.path(c.func) == "gradients"]
+        call = calls[0]
+        loss, xs = _arg(call, 0, "ys"), _arg(call, 1, "xs")
+        if (len(calls) != 1 or len(call.args) != 2 or any(a.star for a in call.args)
+                or any(a.keyword is not None and a.keyword.value not in ("ys", "xs") for a in call.args)):
+            raise Decline(call, "`tf.gradients` with arguments other than a loss and `tf.trainable_variables()`")
+        if not (isinstance(loss, cst.Name) and loss.value in self.forward_names):
+            raise Decline(call, "`tf.gradients` of a loss that is not a module-level forward tensor")
+        if not (isinstance(xs, cst.Name) and xs.value in self.var_lists):
+            raise Decline(call, "`tf.gradients` with respect to something other than a name bound once to "
+                                "`tf.trainable_variables()`")
+        self._pending = TrainOp("", "", loss.value, stmt, block=[stmt], compute_call=call, var_reads=[xs.value],
+                                symbolic=True)
+        self.check_processing(stmt, skip=call)
+        self.items.append(("drop", stmt))
+
     def var_list(self, value: cst.BaseExpression, call: cst.Call) -> List[str]:
         """``[w, b]``: a literal list of variables the forward pass created by ``name = tf.get_variable(...)``."""
         if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
@@ -889,10 +967,16 @@ class Reader:
         self.check_forward(node, tfnames.PROCESSING, "gradient processing")
         names = names_of(node)
         bad = names.read & (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops))
+        lists = bad & self.var_lists
+        bad -= lists
         if bad:
             raise Decline(stmt, f"the gradient processing reads the tensor `{sorted(bad)[0]}`")
+        if lists:
+            if self._pending is None:
+                raise Decline(stmt, "a list of variables read outside a gradient block")
+            self._pending.var_reads += [n for n in sorted(lists) if n not in self._pending.var_reads]
         self.block_names |= names.bound
-        known = (self.block_names | self.constants | set(self.helpers) | self.optimizers | self.global_steps
+        known = (self.block_names | self.constants | set(self.helpers) | self.optimizers | self.global_steps | self.var_lists
                  | {self.alias, "apply_gradients"} | _BUILTINS)
         for name in sorted(names.read - known):
             module = self.imported.get(name)
@@ -909,6 +993,9 @@ class Reader:
         pending = self._pending
         func = call.func
         assert isinstance(func, cst.Attribute)
+        if pending is not None and pending.optimizer == "" and isinstance(func.value, cst.Name) \
+                and func.value.value in self.optimizers:
+            pending.optimizer = func.value.value  # the `tf.gradients` form names its optimizer here
         if pending is None or not (isinstance(func.value, cst.Name) and func.value.value == pending.optimizer):
             raise Decline(stmt, "`apply_gradients` that does not follow the same optimizer's `compute_gradients`")
         pending.global_step = self.global_step_kw(call, ("global_step", "name"))
@@ -941,8 +1028,38 @@ class Reader:
             raise Decline(self._pending.node, "`compute_gradients` without its `apply_gradients`")
         self.session = stmt
         self.session_name = self._session_item(stmt) or ""
+        self.mark_optimizer_placeholders()
         self.find_feed_dicts(stmt)
         self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
+
+    def mark_optimizer_placeholders(self) -> None:
+        """Placeholders read only as optimizer arguments (a fed learning rate), checked against every
+        statement of the graph construction that could read them: the forward pass, the losses lifted
+        from train ops, helpers, constants (gradient processing already declines placeholders)."""
+        wanted = {n for names in self.optimizer_feeds.values() for n in names}
+        if not wanted:
+            return
+        allowed = {id(p.node) for p in self.placeholders} | {id(f) for f in self.factories.values()}
+        for kind, stmt in self.items:
+            assign = _single_assign(stmt)
+            if kind in ("import", "session", "main") or id(stmt) in allowed:
+                continue
+            if kind == "keep" and assign is not None and isinstance(assign[0], cst.Name) and assign[0].value in self.optimizers:
+                continue  # the optimizer's own statement
+            if kind == "trainop":
+                hit: Set[str] = set()
+                for _, expr in self.lifted.get(id(stmt), []):
+                    hit |= names_of(expr).read & wanted
+            else:
+                hit = names_of(stmt).read & wanted
+            if hit:
+                raise Decline(stmt, f"the placeholder `{sorted(hit)[0]}` is read by an optimizer and by the graph")
+        for p in self.placeholders:
+            if p.name in wanted:
+                if self.bind_counts.get(p.name, 0) != 1 or p.name in self.global_names:
+                    raise Decline(p.node or self.module, f"the placeholder `{p.name}` is rebound")
+                p.optimizer_only = True
+                p.param = self.fresh(f"{p.name}_value")
 
     def find_feed_dicts(self, session: cst.With) -> None:
         """``feed = {x: ..., y: ...}`` statements in the session block: a name bound only by literal
@@ -1124,10 +1241,12 @@ class Reader:
                 if key not in {p.name for p in self.placeholders} or key in feeds:
                     raise Decline(call, f"a feed of `{key}`, which is not a placeholder (or is fed twice)")
                 feeds[key] = element.value
-        missing = [p.name for p in self.placeholders if p.name not in feeds]
+        needed = {n for t in trains for n in self.optimizer_feeds.get(self.train_ops[t].optimizer, [])}
+        missing = [p.name for p in self.placeholders if p.name not in feeds and (not p.optimizer_only or p.name in needed)]
         if missing:
             raise Decline(call, f"placeholder `{missing[0]}` is not fed by this `run`")
-        self.runs.append(RunSite(call, names, container, feeds, keys))
+        fed_optimizer = [p.name for p in self.placeholders if p.optimizer_only and p.name in feeds]
+        self.runs.append(RunSite(call, names, container, feeds, keys, optimizer_feeds=fed_optimizer))
 
 
 class _Substitute(cst.CSTTransformer):

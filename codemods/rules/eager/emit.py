@@ -356,8 +356,12 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
     order = {n: i for i, n in enumerate(program.train_ops)}
     trains.sort(key=lambda t: order[t.name])
     lines = [decorator, f"def {name}({step_args}):"]
-    fetch_text = reader_code(run.call.args[0].value)
-    lines.append(f'    """``sess.run({fetch_text})`` as one eager step."""')
+    func = run.call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "eval":
+        doc = f"``{reader_code(func.value)}.eval()``"
+    else:
+        doc = f"``sess.run({reader_code(run.call.args[0].value)})``"
+    lines.append(f'    """{doc} as one eager step."""')
     if trains:
         persistent = "persistent=True" if len(trains) > 1 else ""
         lines.append(f"    with {alias}.GradientTape({persistent}) as {tape}:")

@@ -37,6 +37,10 @@ _PURE_MODULES = frozenset({"numpy", "math"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
 _VARIABLE_MAKERS = frozenset({"get_variable"})
+# Learning-rate schedules of the global step: under eager execution ``tf.compat.v1.train.<schedule>``
+# returns a callable, which a v1 optimizer calls at every ``apply_gradients`` (before it increments
+# the global step, as the TF 1 graph reads it before the increment).
+_SCHEDULES = frozenset({"train.exponential_decay"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 _RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
 _DECLINED_NAMES = {
@@ -345,6 +349,7 @@ class Reader:
         # names bound once, by ``name = tf.get_variable(...)`` in the forward pass: the variable itself
         self.direct_variables: Set[str] = set()
         self.trainable_calls: Dict[int, int] = {}
+        self.schedules: Set[str] = set()  # names bound once to a learning-rate schedule of the global step
         self.var_lists: Set[str] = set()  # names bound once by ``name = tf.trainable_variables()``
         self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
 
@@ -385,7 +390,20 @@ class Reader:
         return found
 
     def check_forward(self, node: cst.CSTNode, allowed: frozenset, where: str) -> None:
+        # An initializer passed as ``initializer=`` / ``kernel_initializer=`` ... runs once, when the
+        # variable is created (its numbers need not match: initial values are TF 1's distributions,
+        # and a seed need not draw the same numbers eagerly); its own arguments must be constants.
+        initializer_paths = set()
+        for arg in _nodes_of(node, cst.Arg):
+            if (arg.keyword is not None and arg.keyword.value.endswith("initializer") and isinstance(arg.value, cst.Call)
+                    and self.path(arg.value.func) in tfnames.INITIALIZERS):
+                for inner in arg.value.args:
+                    if self.alias in names_of(inner.value).read or names_of(inner.value).read & self.graph_names():
+                        raise Decline(arg, "an initializer argument computed from tensors")
+                initializer_paths.add(id(arg.value.func))
         for at, path in self.tf_paths(node):
+            if id(at) in initializer_paths:
+                continue
             if path == "" or path == "compat.v1":
                 raise Decline(at, f"`{self.alias}` is used as a value")
             if path in _DECLINED_NAMES:
@@ -449,7 +467,7 @@ class Reader:
 
     def graph_names(self) -> Set[str]:
         return (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops)
-                | self.block_names | self.init_names)
+                | self.block_names | self.init_names | self.schedules)
 
     def statement(self, index: int, stmt: cst.BaseStatement, *, top: bool) -> None:
         # the module docstring, imports
@@ -650,10 +668,29 @@ class Reader:
         for a in call.args:
             if self.scalar_placeholder(a.value) is not None:
                 continue  # a fed learning rate (or other scalar): assigned per step
+            if isinstance(a.value, cst.Name) and a.value.value in self.schedules:
+                continue  # a learning-rate schedule of the global step (a callable eagerly)
             names = names_of(a.value).read
             if self.alias in names or names & self.graph_names() or names & self.global_steps:
                 raise Decline(where, "an optimizer argument computed from tensors (a learning-rate schedule "
                                      "is not migrated yet)")
+
+    def schedule(self, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
+        """``lr = tf.train.exponential_decay(<constants>, global_step, <constants>)``, bound once."""
+        step = _arg(call, 1, "global_step")
+        if not (isinstance(step, cst.Name) and step.value in self.global_steps):
+            raise Decline(stmt, "a learning-rate schedule of something other than the global step")
+        for a in call.args:
+            if a.star:
+                raise Decline(stmt, "a learning-rate schedule with */** arguments")
+            if a.value is step:
+                continue
+            names = names_of(a.value).read
+            if self.alias in names or names & (self.graph_names() | self.global_steps):
+                raise Decline(stmt, "a learning-rate schedule with an argument computed from tensors")
+        if self.bind_counts.get(name, 0) != 1 or name in self.global_names:
+            raise Decline(stmt, f"the learning-rate schedule `{name}` is rebound")
+        self.schedules.add(name)
 
     def graph_statement(self, index: int, stmt: cst.BaseStatement) -> None:
         assign = _single_assign(stmt)
@@ -679,6 +716,10 @@ class Reader:
                 return
             if (path in _GLOBAL_STEP and not value.args) or (path == "Variable" and _counter_variable(value)):
                 self.global_steps.add(name)
+                self.items.append(("keep", stmt))
+                return
+            if path in _SCHEDULES:
+                self.schedule(name, value, stmt)
                 self.items.append(("keep", stmt))
                 return
             if path in tfnames.OPTIMIZERS or path == tfnames.CONTRIB_CLIP:
@@ -727,9 +768,10 @@ class Reader:
         elif not isinstance(stmt, (cst.SimpleStatementLine, cst.For, cst.If)):
             raise Decline(stmt, "a module-level statement the rule cannot place in the forward pass")
         names = names_of(stmt)
-        bad = names.read & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names)
+        bad = names.read & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names | self.schedules)
         if bad:
-            raise Decline(stmt, f"the forward pass reads `{sorted(bad)[0]}` (an optimizer, train op or global step)")
+            raise Decline(stmt, f"the forward pass reads `{sorted(bad)[0]}` (an optimizer, train op, global step "
+                                "or learning-rate schedule)")
         for call in calls_of(stmt):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
                     "minimize", "compute_gradients", "apply_gradients", "run", "eval"):
@@ -1109,7 +1151,10 @@ class Reader:
     def session_statement(self, stmt: cst.BaseStatement) -> None:
         sess = self.session_name
         expr = _expr_stmt(stmt)
-        if isinstance(expr, cst.Call) and self._is_run(expr):
+        if isinstance(expr, cst.Call) and self._is_init_run(expr):
+            self.dropped_runs.append(expr)
+            return
+        if isinstance(expr, cst.Call) and self._is_run(expr) and not self._is_eval(expr):
             fetch = _arg(expr, 0, "fetches")
             if fetch is not None and self._is_init(fetch):
                 if len(expr.args) != 1:
@@ -1141,7 +1186,30 @@ class Reader:
     def _is_run(self, call: cst.Call) -> bool:
         func = call.func
         return (isinstance(func, cst.Attribute) and func.attr.value == "run" and isinstance(func.value, cst.Name)
-                and func.value.value == self.session_name)
+                and func.value.value == self.session_name) or self._is_eval(call)
+
+    def _is_eval(self, call: cst.Call) -> bool:
+        """``tensor.eval(feed_dict=...)`` (or ``session=sess``) of a forward tensor: ``sess.run(tensor, ...)``
+        in the session block, where the block's session is the default one."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "eval" and isinstance(func.value, cst.Name)
+                and func.value.value in self.forward_names):
+            return False
+        for i, a in enumerate(call.args):
+            if a.star or (a.keyword is None and i > 0) or (a.keyword is not None and a.keyword.value not in ("feed_dict", "session")):
+                return False
+            if a.keyword is not None and a.keyword.value == "session" and not (
+                    isinstance(a.value, cst.Name) and a.value.value == self.session_name):
+                return False
+        return True
+
+    def _is_init_run(self, call: cst.Call) -> bool:
+        """``tf.global_variables_initializer().run()`` / ``init.run()`` (optionally ``session=sess``)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "run" and self._is_init(func.value)):
+            return False
+        return all(a.keyword is not None and a.keyword.value == "session" and isinstance(a.value, cst.Name)
+                   and a.value.value == self.session_name for a in call.args)
 
     def _is_init(self, fetch: cst.BaseExpression) -> bool:
         if isinstance(fetch, cst.Name) and fetch.value in self.init_names:
@@ -1178,10 +1246,16 @@ class Reader:
     def run_site(self, call: cst.Call) -> None:
         fetch = _arg(call, 0, "fetches")
         feed = _arg(call, 1, "feed_dict")
-        for a in call.args:
+        if self._is_eval(call):
+            assert isinstance(call.func, cst.Attribute)
+            fetch, feed = call.func.value, _arg(call, 0, "feed_dict")
+            call_args = [a for a in call.args if a.keyword is None or a.keyword.value != "session"]
+        else:
+            call_args = list(call.args)
+        for a in call_args:
             if a.star or (a.keyword is not None and a.keyword.value not in ("fetches", "feed_dict")):
                 raise Decline(call, "`run` with options, run_metadata or */** arguments")
-        if len([a for a in call.args if a.keyword is None]) > 2:
+        if len([a for a in call_args if a.keyword is None]) > 2:
             raise Decline(call, "`run` with options or run_metadata")
         if fetch is None:
             raise Decline(call, "`run` without fetches")

@@ -43,6 +43,9 @@ FORWARD = SAME_IN_TF2 | frozenset({
     "initializers.zeros",
 })
 
+# Initializer classes: allowed as an ``*initializer=`` argument (they run once, at variable creation).
+INITIALIZERS = frozenset(n for n in FORWARD if n.endswith("_initializer") or n.startswith("initializers."))
+
 # Gradient processing between ``compute_gradients`` and ``apply_gradients``.
 PROCESSING = frozenset({"clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm",
                         "clip_by_average_norm", "identity", "multiply", "zeros_like"})

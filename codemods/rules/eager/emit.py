@@ -57,6 +57,8 @@ class _Rename(cst.CSTTransformer):
         return self.replace.get(id(original), updated)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if id(original) in self.program.variable_rewrites:
+            return cst.parse_expression(self.program.variable_rewrites[id(original)])
         if id(original) in self.program.trainable_calls:
             return cst.parse_expression(f"self.trainable_so_far({self.program.trainable_calls[id(original)]})")
         path = self.reader.path(original.func)

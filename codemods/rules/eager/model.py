@@ -145,6 +145,8 @@ class Program:
     # ``tf.trainable_variables()`` calls in the forward pass (id -> index): the trainable variables
     # created before that point of the TF 1 graph
     trainable_calls: Dict[int, int] = field(default_factory=dict)
+    # ``tf.Variable(<initial value>, name="w")`` in the forward pass -> ``get_variable`` source (id -> code)
+    variable_rewrites: Dict[int, str] = field(default_factory=dict)
     # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
     feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
 
@@ -277,6 +279,18 @@ def _counter_variable(call: cst.Call) -> bool:
             and (name is None or isinstance(name, cst.SimpleString)))
 
 
+def _lines_under_withs(stmt: cst.CSTNode, scopes: Optional[List[cst.With]] = None) -> List[Tuple[cst.SimpleStatementLine, List[cst.With]]]:
+    """The simple statements of ``stmt`` reached through ``with`` blocks only (run once each)."""
+    scopes = scopes or []
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return [(stmt, scopes)]
+    found: List[Tuple[cst.SimpleStatementLine, List[cst.With]]] = []
+    if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock):
+        for inner in stmt.body.body:
+            found += _lines_under_withs(inner, scopes + [stmt])
+    return found
+
+
 def _trainable_by_default(call: cst.Call) -> bool:
     """No ``trainable=`` (keyword or get_variable's 6th positional): a tape watches it as TF 1's
     ``compute_gradients`` differentiates it."""
@@ -349,6 +363,7 @@ class Reader:
         # names bound once, by ``name = tf.get_variable(...)`` in the forward pass: the variable itself
         self.direct_variables: Set[str] = set()
         self.trainable_calls: Dict[int, int] = {}
+        self.variable_rewrites: Dict[int, str] = {}
         self.schedules: Set[str] = set()  # names bound once to a learning-rate schedule of the global step
         self.var_lists: Set[str] = set()  # names bound once by ``name = tf.trainable_variables()``
         self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
@@ -389,11 +404,14 @@ class Reader:
             raise Decline(node, f"`{self.alias}` is used as a value")
         return found
 
-    def check_forward(self, node: cst.CSTNode, allowed: frozenset, where: str) -> None:
+    def check_forward(self, node: cst.CSTNode, allowed: frozenset, where: str,
+                      skip: Sequence[cst.CSTNode] = ()) -> None:
+        """Every TF name in ``node`` (outside the ``skip`` subtrees, which the caller rewrites) is one
+        the forward pass may use."""
         # An initializer passed as ``initializer=`` / ``kernel_initializer=`` ... runs once, when the
         # variable is created (its numbers need not match: initial values are TF 1's distributions,
         # and a seed need not draw the same numbers eagerly); its own arguments must be constants.
-        initializer_paths = set()
+        initializer_paths = {id(a) for sub in skip for a in _Calls.attributes_of(sub)}
         for arg in _nodes_of(node, cst.Arg):
             if (arg.keyword is not None and arg.keyword.value.endswith("initializer") and isinstance(arg.value, cst.Call)
                     and self.path(arg.value.func) in tfnames.INITIALIZERS):
@@ -462,7 +480,7 @@ class Reader:
             global_steps=self.global_steps, session=self.session, session_name=self.session_name,
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
             feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
-            trainable_calls=self.trainable_calls,
+            trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
         )
 
     def graph_names(self) -> Set[str]:
@@ -776,12 +794,19 @@ class Reader:
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
                     "minimize", "compute_gradients", "apply_gradients", "run", "eval"):
                 raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
-        checked: cst.CSTNode = stmt
+        skip: List[cst.CSTNode] = []
+        for line, scopes in _lines_under_withs(stmt):
+            assign = _single_assign(line)
+            if assign is not None and isinstance(assign[1], cst.Call) and self.path(assign[1].func) == "Variable":
+                code = self.variable_as_get_variable(assign[1], scopes)
+                if code is not None:
+                    self.variable_rewrites[id(assign[1])] = code
+                    skip.append(assign[1])
         for call in calls_of(stmt):
             if self.path(call.func) == "trainable_variables" and not call.args:
                 self.trainable_calls[id(call)] = len(self.trainable_calls)
-                checked = checked.deep_replace(call, cst.Name("None"))  # type: ignore[arg-type]
-        self.check_forward(checked, tfnames.FORWARD, "forward pass")
+                skip.append(call)
+        self.check_forward(stmt, tfnames.FORWARD, "forward pass", skip)
         assign = _single_assign(stmt)
         if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
                 and id(assign[1]) in self.trainable_calls and self.bind_counts.get(assign[0].value, 0) == 1):
@@ -797,6 +822,83 @@ class Reader:
                     and assign[0].value not in self.global_names and _trainable_by_default(assign[1])):
                 self.direct_variables.add(assign[0].value)
         self.forward_names |= names.bound
+
+    _INITIAL_VALUES = {
+        "truncated_normal": ("truncated_normal_initializer", ("mean", "stddev", "seed")),
+        "random.truncated_normal": ("truncated_normal_initializer", ("mean", "stddev", "seed")),
+        "random_normal": ("random_normal_initializer", ("mean", "stddev", "seed")),
+        "random.normal": ("random_normal_initializer", ("mean", "stddev", "seed")),
+        "random_uniform": ("random_uniform_initializer", ("minval", "maxval", "seed")),
+        "random.uniform": ("random_uniform_initializer", ("minval", "maxval", "seed")),
+        "zeros": ("zeros_initializer", ()),
+        "ones": ("ones_initializer", ()),
+    }
+
+    def variable_as_get_variable(self, call: cst.Call, scopes: List[cst.With]) -> Optional[str]:
+        """``w = tf.Variable(tf.truncated_normal([4, 3], stddev=0.3, seed=1), name="w")`` at module level, run
+        once, as ``tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.truncated_normal_initializer(
+        stddev=0.3, seed=1))``: the same TF 1 name (the enclosing ``variable_scope``s are each entered once,
+        so their name scopes are their variable scopes), the same distribution, created once and reused
+        by every eager call. None when any condition fails (the decline stands)."""
+        args = list(call.args)
+        if len(args) != 2 or args[0].keyword is not None or args[0].star or args[1].keyword is None \
+                or args[1].keyword.value != "name" or not isinstance(args[1].value, cst.SimpleString):
+            return None
+        name = args[1].value.evaluated_value
+        init = args[0].value
+        if not isinstance(init, cst.Call) or self.path(init.func) not in self._INITIAL_VALUES:
+            return None
+        target, allowed = self._INITIAL_VALUES[self.path(init.func)]  # type: ignore[index]
+        shape = init.args[0].value if init.args and init.args[0].keyword is None and not init.args[0].star else None
+        if shape is None or not self._literal_shape(shape) or isinstance(shape, cst.Name):
+            return None
+        kwargs = []
+        for a in init.args[1:]:
+            if a.keyword is None or a.keyword.value not in allowed or a.star:
+                return None
+            if not isinstance(a.value, (cst.Integer, cst.Float)) and not (
+                    isinstance(a.value, cst.UnaryOperation) and isinstance(a.value.expression, (cst.Integer, cst.Float))):
+                return None
+            kwargs.append(f"{a.keyword.value}={self.module.code_for_node(a.value)}")
+        for scope in scopes:
+            for item in scope.items:
+                if not isinstance(item.item, cst.Call) or self.path(item.item.func) != "variable_scope":
+                    return None
+                if len(item.item.args) != 1 or item.item.args[0].keyword is not None or not isinstance(
+                        item.item.args[0].value, cst.SimpleString):
+                    return None
+                if self._scope_uses().count(item.item.args[0].value.evaluated_value) != 1:
+                    return None
+        if self._variable_names().count(name) != 1:
+            return None
+        a = self.alias
+        return (f'{a}.compat.v1.get_variable("{name}", {self.module.code_for_node(shape)}, '
+                f"initializer={a}.compat.v1.{target}({', '.join(kwargs)}))")
+
+    def _scope_uses(self) -> List[str]:
+        """The literal names of every ``variable_scope``/``name_scope`` the module opens."""
+        if not hasattr(self, "_scope_cache"):
+            self._scope_cache = [c.args[0].value.evaluated_value for c in calls_of(self.module)
+                                 if self.path(c.func) in ("variable_scope", "name_scope") and c.args
+                                 and isinstance(c.args[0].value, cst.SimpleString)]
+            self._scope_cache += ["<other>" for c in calls_of(self.module)
+                                  if self.path(c.func) in ("variable_scope", "name_scope")
+                                  and not (c.args and isinstance(c.args[0].value, cst.SimpleString))]
+        return self._scope_cache
+
+    def _variable_names(self) -> List[str]:
+        """The literal names of every ``tf.Variable`` and ``get_variable`` in the module."""
+        if not hasattr(self, "_variable_cache"):
+            names = []
+            for c in calls_of(self.module):
+                path = self.path(c.func)
+                value = _arg(c, 0, "name") if path == "get_variable" else (
+                    next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "name"), None)
+                    if path == "Variable" else None)
+                if path in ("get_variable", "Variable"):
+                    names.append(value.evaluated_value if isinstance(value, cst.SimpleString) else "<other>")
+            self._variable_cache = names
+        return self._variable_cache
 
     def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
         """Every name the forward pass reads is the program's own (or numpy/math, or a builtin);

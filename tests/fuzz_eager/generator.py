@@ -481,7 +481,8 @@ def _gan(g: _Gen) -> List[str]:
               "        noise = rng.randn(8, 3).astype(np.float32)",
               "        batch = (rng.randn(8, 2) * 0.5 + 1.0).astype(np.float32)",
               "        _, dl = sess.run([d_train, d_loss], feed_dict={z: noise, real: batch})",
-              "        _, gl = sess.run([g_train, g_loss], feed_dict={z: noise})",
+              "        _, gl = sess.run([g_train, g_loss], feed_dict={z: noise%s})" % (
+                  ", real: batch" if g.alt3.random() < 0.5 else ""),  # feeding real too: common, harmless
               "        print(\"step\", step, \"d\", repr(float(dl)), \"g\", repr(float(gl)))"]
     return lines
 

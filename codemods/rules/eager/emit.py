@@ -59,6 +59,9 @@ class _Rename(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if id(original) in self.program.variable_rewrites:
             return cst.parse_expression(self.program.variable_rewrites[id(original)])
+        if id(original) in self.program.collection_scopes:
+            index, scope = self.program.trainable_calls[id(original)], self.program.collection_scopes[id(original)]
+            return cst.parse_expression(f"[v for v in self.trainable_so_far({index}) if v.name.startswith({scope!r})]")
         if id(original) in self.program.trainable_calls:
             return cst.parse_expression(f"self.trainable_so_far({self.program.trainable_calls[id(original)]})")
         path = self.reader.path(original.func)
@@ -401,7 +404,7 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
             holder = by_name[fed]
             block.append(cst.parse_statement(f"{holder.name}.assign({holder.param})"))
         if t.compute_call is not None:
-            wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else trainable
+            wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
             replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {wrt}), {wrt}))")
             if t.symbolic:
                 # ``tf.gradients(loss, tvars)``: a list of gradients, as the tape returns it
@@ -412,7 +415,8 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
                 block.append(stmt.visit(rename))
         else:
             step = f", global_step={t.global_step}" if t.global_step else ""
+            wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
             block.append(cst.parse_statement(
-                f"{t.name} = {t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {trainable}), {trainable}){step})"))
+                f"{t.name} = {t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {wrt}), {wrt}){step})"))
     func = func.visit(_FillPass(block))
     return [func]

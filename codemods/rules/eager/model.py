@@ -110,6 +110,7 @@ class TrainOp:
     # the ``tf.trainable_variables()`` lists (forward names) the gradient processing reads
     var_reads: List[str] = field(default_factory=list)
     symbolic: bool = False  # started by ``tf.gradients(loss, tvars)`` (a list of gradients)
+    var_list_name: Optional[str] = None  # ``var_list=d_vars``: a list of variables the model returns
 
 
 @dataclass
@@ -147,6 +148,7 @@ class Program:
     trainable_calls: Dict[int, int] = field(default_factory=dict)
     # ``tf.Variable(<initial value>, name="w")`` in the forward pass -> ``get_variable`` source (id -> code)
     variable_rewrites: Dict[int, str] = field(default_factory=dict)
+    collection_scopes: Dict[int, str] = field(default_factory=dict)  # among trainable_calls: scope filters
     # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
     feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
 
@@ -223,6 +225,21 @@ class _Names(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> None:
         for param in node.params.params:
             self.bound.add(param.name.value)
+
+
+class _CompTargets(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.names |= names_of(node.target).read | names_of(node.target).bound
+
+
+def comprehension_targets(node: cst.CSTNode) -> Set[str]:
+    """Names bound by comprehension ``for`` targets in ``node`` (local to the comprehension in Python 3)."""
+    visitor = _CompTargets()
+    node.visit(visitor)
+    return visitor.names
 
 
 def names_of(node: cst.CSTNode) -> _Names:
@@ -364,6 +381,8 @@ class Reader:
         self.direct_variables: Set[str] = set()
         self.trainable_calls: Dict[int, int] = {}
         self.variable_rewrites: Dict[int, str] = {}
+        self.collection_scopes: Dict[int, str] = {}
+        self.optimizer_code: Dict[str, str] = {}  # get_collection(TRAINABLE_VARIABLES, scope) calls
         self.schedules: Set[str] = set()  # names bound once to a learning-rate schedule of the global step
         self.var_lists: Set[str] = set()  # names bound once by ``name = tf.trainable_variables()``
         self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
@@ -470,6 +489,7 @@ class Reader:
         used_train = {n for run in self.runs for n in run.names if n in self.train_ops}
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
+        self.check_non_slot_order()
         self.items = [("holder", stmt) if kind == "drop" and any(p.optimizer_only and p.node is stmt
                                                                    for p in self.placeholders) else (kind, stmt)
                       for kind, stmt in self.items]
@@ -481,6 +501,7 @@ class Reader:
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
             feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
             trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
+            collection_scopes=self.collection_scopes,
         )
 
     def graph_names(self) -> Set[str]:
@@ -744,6 +765,7 @@ class Reader:
                 self.optimizer_expr(value, {}, stmt)
                 self.optimizers.add(name)
                 self.optimizer_feeds[name] = self.optimizer_placeholders(value)
+                self.optimizer_code[name] = self.module.code_for_node(value)
                 self.items.append(("keep", stmt))
                 return
             func = value.func
@@ -806,10 +828,16 @@ class Reader:
             if self.path(call.func) == "trainable_variables" and not call.args:
                 self.trainable_calls[id(call)] = len(self.trainable_calls)
                 skip.append(call)
+            elif self.path(call.func) == "get_collection" and self._trainable_collection(call) is not None:
+                self.trainable_calls[id(call)] = len(self.trainable_calls)
+                self.collection_scopes[id(call)] = self._trainable_collection(call)  # type: ignore[assignment]
+                skip.append(call)
         self.check_forward(stmt, tfnames.FORWARD, "forward pass", skip)
         assign = _single_assign(stmt)
-        if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
-                and id(assign[1]) in self.trainable_calls and self.bind_counts.get(assign[0].value, 0) == 1):
+        if (assign is not None and isinstance(assign[0], cst.Name) and self.bind_counts.get(assign[0].value, 0) == 1
+                and assign[0].value not in self.global_names
+                and ((isinstance(assign[1], cst.Call) and id(assign[1]) in self.trainable_calls)
+                     or self._filtered_var_list(assign[1]))):
             self.var_lists.add(assign[0].value)
         self.check_known(stmt, names.read - names.bound, "the forward pass")
         for call in calls_of(stmt):
@@ -821,7 +849,38 @@ class Reader:
                     and self.path(assign[1].func) in _VARIABLE_MAKERS and self.bind_counts.get(assign[0].value, 0) == 1
                     and assign[0].value not in self.global_names and _trainable_by_default(assign[1])):
                 self.direct_variables.add(assign[0].value)
-        self.forward_names |= names.bound
+        # comprehension targets are local to their comprehension, unless the statement also assigns them
+        assigned = {n for t in _nodes_of(stmt, cst.AssignTarget) for n in names_of(t).bound}
+        self.forward_names |= names.bound - (comprehension_targets(stmt) - assigned)
+
+    def _trainable_collection(self, call: cst.Call) -> Optional[str]:
+        """``tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope="d")``: the scope (a plain name,
+        for which TF 1's ``re.match`` is a prefix test), else None."""
+        key, scope = _arg(call, 0, "key"), _arg(call, 1, "scope")
+        if len(call.args) != 2 or any(a.star for a in call.args) or key is None or \
+                self.path(key) != "GraphKeys.TRAINABLE_VARIABLES":
+            return None
+        if not isinstance(scope, cst.SimpleString) or not isinstance(scope.evaluated_value, str):
+            return None
+        text = scope.evaluated_value
+        if not text or any(not (c.isalnum() or c in "_/") for c in text):
+            return None
+        return text
+
+    def _filtered_var_list(self, value: cst.BaseExpression) -> bool:
+        """``[v for v in t_vars if v.name.startswith("d")]`` over a list of variables: a list of variables."""
+        if not isinstance(value, cst.ListComp) or not isinstance(value.elt, cst.Name):
+            return False
+        comp = value.for_in
+        if comp.inner_for_in is not None or comp.asynchronous is not None or not isinstance(comp.target, cst.Name) \
+                or comp.target.value != value.elt.value or not isinstance(comp.iter, cst.Name) \
+                or comp.iter.value not in self.var_lists:
+            return False
+        for cond in comp.ifs:
+            read = names_of(cond.test).read
+            if self.alias in read or read & (self.graph_names() | self.global_steps):
+                return False
+        return True
 
     _INITIAL_VALUES = {
         "truncated_normal": ("truncated_normal_initializer", ("mean", "stddev", "seed")),
@@ -995,11 +1054,20 @@ class Reader:
             self.generated.setdefault(index, []).append((opt, expr))
             self.optimizers.add(opt)
             self.optimizer_feeds[opt] = self.optimizer_placeholders(expr)
+            self.optimizer_code[opt] = self.module.code_for_node(expr)
         if not call.args or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "loss":
             raise Decline(call, "`minimize` without a loss")
-        step = self.global_step_kw(call, ("global_step",))
+        step = self.global_step_kw(call, ("global_step", "var_list"))
+        var_list = var_list_name = None
+        for a in call.args[1:]:
+            if a.keyword is not None and a.keyword.value == "var_list":
+                if isinstance(a.value, cst.Name) and a.value.value in self.var_lists:
+                    var_list_name = a.value.value
+                else:
+                    var_list = self.var_list(a.value, call)
         loss = self.loss_name(index, name, call.args[0].value, stmt)
-        self.add_train(TrainOp(name, opt, loss, stmt, step), stmt)
+        self.add_train(TrainOp(name, opt, loss, stmt, step, var_list=var_list, var_list_name=var_list_name,
+                               var_reads=[var_list_name] if var_list_name else []), stmt)
         self.items.append(("trainop", stmt))
 
     def factory_call(self, index: int, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
@@ -1036,6 +1104,7 @@ class Reader:
         self.generated.setdefault(index, []).append((opt, expr))
         self.optimizers.add(opt)
         self.optimizer_feeds[opt] = self.optimizer_placeholders(expr)
+        self.optimizer_code[opt] = self.module.code_for_node(expr)
         loss_name = self.loss_name(index, name, loss, stmt)
         self.add_train(TrainOp(name, opt, loss_name, stmt), stmt)
         self.items.append(("trainop", stmt))
@@ -1054,17 +1123,21 @@ class Reader:
         assert isinstance(func, cst.Attribute)
         if len(calls) != 1 or not (isinstance(func.value, cst.Name) and func.value.value in self.optimizers):
             raise Decline(call, "`compute_gradients` of an optimizer the rule does not follow")
-        var_list = None
+        var_list = var_list_name = None
         if len(call.args) == 2 and call.args[0].keyword is None and (
                 call.args[1].keyword is None or call.args[1].keyword.value == "var_list") and not call.args[1].star:
-            var_list = self.var_list(call.args[1].value, call)
+            if isinstance(call.args[1].value, cst.Name) and call.args[1].value.value in self.var_lists:
+                var_list_name = call.args[1].value.value
+            else:
+                var_list = self.var_list(call.args[1].value, call)
         elif len(call.args) != 1 or call.args[0].keyword is not None:
             raise Decline(call, "`compute_gradients` with arguments other than the loss and a list of variables")
         loss = call.args[0].value
         if not (isinstance(loss, cst.Name) and loss.value in self.forward_names):
             raise Decline(call, "`compute_gradients` of a loss that is not a module-level forward tensor")
         self._pending = TrainOp("", func.value.value, loss.value, stmt, block=[stmt], compute_call=call,
-                                var_list=var_list)
+                                var_list=var_list, var_list_name=var_list_name,
+                                var_reads=[var_list_name] if var_list_name else [])
         self._pending_index = index
         self.check_processing(stmt, skip=call)
         self.items.append(("drop", stmt))
@@ -1110,7 +1183,8 @@ class Reader:
         node = stmt if skip is None else stmt.deep_replace(skip, cst.Name("None"))
         self.check_forward(node, tfnames.PROCESSING, "gradient processing")
         names = names_of(node)
-        bad = names.read & (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops))
+        local = comprehension_targets(node)
+        bad = (names.read - local) & (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops))
         lists = bad & self.var_lists
         bad -= lists
         if bad:
@@ -1175,6 +1249,23 @@ class Reader:
         self.mark_optimizer_placeholders()
         self.find_feed_dicts(stmt)
         self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
+
+    def check_non_slot_order(self) -> None:
+        """Adam's ``beta1_power``/``beta2_power`` are named in the order the optimizers are built in TF 1
+        (``beta1_power``, ``beta1_power_1``...) and in the order they first apply gradients eagerly: the
+        runs (in source order) must first train them in the order they were built."""
+        adams = [self.train_ops[t].optimizer for t in self.train_ops
+                 if "Adam" in self.optimizer_code.get(self.train_ops[t].optimizer, "Adam")]
+        built = list(dict.fromkeys(adams))
+        first: List[str] = []
+        for run in self.runs:
+            for t in sorted((n for n in run.names if n in self.train_ops), key=list(self.train_ops).index):
+                opt = self.train_ops[t].optimizer
+                if opt in built and opt not in first:
+                    first.append(opt)
+        if len(built) > 1 and first != built[:len(first)]:
+            raise Decline(self.session or self.module, "two Adam optimizers first run in another order than "
+                                                       "they were built (their `beta1_power` names would swap)")
 
     def mark_optimizer_placeholders(self) -> None:
         """Placeholders read only as optimizer arguments (a fed learning rate), checked against every

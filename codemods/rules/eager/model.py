@@ -7,17 +7,24 @@ the true cause. The class it accepts (everything else is declined):
 * one module; TensorFlow imported as ``import tensorflow as tf`` or
   ``import tensorflow.compat.v1 as tf``; the graph built by module-level statements, in
   ``with tf.variable_scope(...)`` blocks and in helper functions they call;
-* ``tf.placeholder``s assigned to module-level names;
-* variables from ``get_variable`` / ``tf.layers.dense`` (no ``tf.Variable`` in the forward pass:
-  an eager call would create it again on every step);
-* train ops ``t = opt.minimize(loss[, global_step=g])``, ``t = helper(loss, ...)`` where the
+* ``tf.placeholder``s assigned to module-level names (shapes of integers, ``None`` and module
+  constants bound once); a float scalar placeholder read only by optimizer constructors (a fed
+  learning rate) becomes a ``tf.Variable`` each training step assigns;
+* variables from ``get_variable`` / ``tf.layers.dense`` / TF 1 RNN cells; a module-level
+  ``tf.Variable(<zeros/ones/random_* of a literal shape>, name=...)`` run once becomes
+  ``get_variable`` (no ``tf.Variable`` elsewhere in the forward pass: an eager call would create
+  it again on every step); ``tf.trainable_variables()`` / ``get_collection(TRAINABLE_VARIABLES,
+  scope=...)`` in the forward pass are the trainable variables created before that point;
+* train ops ``t = opt.minimize(loss[, global_step=g][, var_list=...])``, ``t = helper(loss, ...)`` where the
   helper builds an optimizer and returns ``opt.minimize(loss)``, or
-  ``... = opt.compute_gradients(loss)`` -> gradient processing -> ``t = opt.apply_gradients(...)``,
-  with ``tf.train`` optimizers built from constants (and ``tf.contrib.estimator.clip_gradients_by_norm``);
+  ``... = opt.compute_gradients(loss[, var_list])`` / ``tf.gradients(loss, tvars)`` -> gradient
+  processing -> ``t = opt.apply_gradients(...)``, with ``tf.train`` optimizers built from constants,
+  fed scalars or ``exponential_decay`` of the global step (and ``tf.contrib.estimator.clip_gradients_by_norm``);
 * one ``with tf.Session() as sess:`` block (at module level or under ``if __name__ == "__main__":``)
-  whose only uses of the session are ``sess.run(<initializer>)`` and
-  ``sess.run(fetches, feed_dict)`` with fetches a name or a list/tuple of names and a literal feed
-  dict feeding every placeholder.
+  whose only uses of the session are initializer runs and ``sess.run(fetches, feed_dict)`` /
+  ``tensor.eval(feed_dict=...)`` with fetches a name, a list/tuple of names or a dict of string keys
+  to names, and a feed dict (literal, or a name bound in the block to literal dicts) feeding every
+  placeholder the model reads (and the optimizer-only placeholders of the run's train ops).
 """
 
 from __future__ import annotations

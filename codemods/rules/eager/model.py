@@ -99,6 +99,8 @@ class Placeholder:
     optimizer_only: bool = False
     param: str = ""
     node: Optional[cst.BaseStatement] = None
+    # ``tf.placeholder_with_default(<literal>, [])``: the value a run that does not feed it passes
+    default: Optional[cst.BaseExpression] = None
 
 
 @dataclass
@@ -696,7 +698,8 @@ class Reader:
         if not isinstance(value, cst.Name):
             return None
         for p in self.placeholders:
-            if (p.name == value.value and p.dtype in tfnames.FLOAT_DTYPES and isinstance(p.shape, (cst.List, cst.Tuple))
+            if (p.name == value.value and p.default is None and p.dtype in tfnames.FLOAT_DTYPES
+                    and isinstance(p.shape, (cst.List, cst.Tuple))
                     and not p.shape.elements):
                 return p
         return None
@@ -754,6 +757,10 @@ class Reader:
             path = self.path(value.func)
             if path == "placeholder":
                 self.placeholder(name, value, stmt)
+                self.items.append(("drop", stmt))
+                return
+            if path == "placeholder_with_default":
+                self.placeholder_with_default(name, value, stmt)
                 self.items.append(("drop", stmt))
                 return
             if path in _INITIALIZERS:
@@ -1005,6 +1012,29 @@ class Reader:
         if name in {p.name for p in self.placeholders} or name in self.forward_names:
             raise Decline(stmt, f"`{name}` is bound twice")
         self.placeholders.append(Placeholder(name, dtype_path, shape, node=stmt))
+
+    def placeholder_with_default(self, name: str, call: cst.Call, stmt: cst.CSTNode) -> None:
+        """``tf.placeholder_with_default(False, [], name=...)``: a scalar placeholder whose default is a
+        literal (bool -> ``tf.bool``, int -> ``tf.int32``, float -> ``tf.float32``, as TF 1 converts
+        it); a run that does not feed it passes the default."""
+        default, shape = _arg(call, 0, "input"), _arg(call, 1, "shape")
+        if any(a.star or (a.keyword is not None and a.keyword.value not in ("input", "shape", "name"))
+               for a in call.args):
+            raise Decline(stmt, "`placeholder_with_default` with arguments other than a literal default, "
+                                "a shape and a name")
+        if isinstance(default, cst.Name) and default.value in ("True", "False"):
+            dtype = "bool"
+        elif isinstance(default, cst.Integer):
+            dtype = "int32"
+        elif isinstance(default, cst.Float):
+            dtype = "float32"
+        else:
+            raise Decline(stmt, "`placeholder_with_default` whose default is not a literal bool, int or float")
+        if not isinstance(shape, (cst.List, cst.Tuple)) or shape.elements:
+            raise Decline(stmt, "`placeholder_with_default` of a shape other than `[]`")
+        if name in {p.name for p in self.placeholders} or name in self.forward_names:
+            raise Decline(stmt, f"`{name}` is bound twice")
+        self.placeholders.append(Placeholder(name, dtype, shape, node=stmt, default=default))
 
     def _literal_shape(self, shape: cst.BaseExpression) -> bool:
         """A shape the step's ``TensorSpec`` can repeat: integers, ``None``, and module constants
@@ -1515,6 +1545,9 @@ class Reader:
                 if key not in {p.name for p in self.placeholders} or key in feeds:
                     raise Decline(call, f"a feed of `{key}`, which is not a placeholder (or is fed twice)")
                 feeds[key] = element.value
+        for p in self.placeholders:
+            if p.default is not None and p.name not in feeds:
+                feeds[p.name] = p.default  # what TF 1 computes for a placeholder_with_default not fed
         needed = {n for t in trains for n in self.optimizer_feeds.get(self.train_ops[t].optimizer, [])}
         missing = [p.name for p in self.placeholders if p.name not in feeds and (not p.optimizer_only or p.name in needed)]
         if missing:

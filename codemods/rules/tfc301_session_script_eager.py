@@ -25,6 +25,7 @@ class SessionScriptEager(TfcCodemod):
     `tf.contrib.estimator.clip_gradients_by_norm` becomes `tfclip_compat.clip_gradients_by_norm`.
 
     In the class besides: placeholders shaped by module constants (`[None, n_steps, n_input]`);
+    `tf.placeholder_with_default(<literal>, [])` (a run that does not feed it passes the default);
     fetches as a name, a list/tuple or a dict of string keys; a feed dict bound to a name in the
     session block (`feed = {x: ..., y: ...}`); `tensor.eval(feed_dict=...)`, `init.run()` and
     `sess.run(global_step)` without feeds; `compute_gradients(loss, [w, b])`,
@@ -46,8 +47,7 @@ class SessionScriptEager(TfcCodemod):
     `model_fn`s, MonitoredSession/Supervisor and hooks, queue runners, `tf.device` towers,
     tensors fetched by name, `partial_run`, ops built inside the session block, a session
     not opened by `with tf.Session() as sess:`, `tf.Variable` in helpers or loops, dropout and
-    other random ops in the forward pass, batch normalization (UPDATE_OPS),
-    `placeholder_with_default`, Keras layers, classes, a run that does not feed a placeholder
+    other random ops in the forward pass, batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
     `from tensorflow import ...`, any TF name outside the rule's tables, notebooks (the program
     would move code across cells), a session opened inside a function (not reported: not a

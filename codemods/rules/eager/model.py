@@ -8,7 +8,7 @@ the true cause. The class it accepts (everything else is declined):
   ``import tensorflow.compat.v1 as tf``; the graph built by module-level statements, in
   ``with tf.variable_scope(...)`` blocks and in helper functions they call;
 * ``tf.placeholder``s assigned to module-level names (shapes of integers, ``None`` and module
-  constants bound once); a float scalar placeholder read only by optimizer constructors (a fed
+  constants bound once) and scalar ``tf.placeholder_with_default(<literal>, [])``s; a float scalar placeholder read only by optimizer constructors (a fed
   learning rate) becomes a ``tf.Variable`` each training step assigns;
 * variables from ``get_variable`` / ``tf.layers.dense`` / TF 1 RNN cells; a module-level
   ``tf.Variable(<zeros/ones/random_* of a literal shape>, name=...)`` run once becomes

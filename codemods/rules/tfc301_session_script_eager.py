@@ -24,14 +24,34 @@ class SessionScriptEager(TfcCodemod):
     TensorFlow (it needs the `tf-keras` package on TF 2.16+).
     `tf.contrib.estimator.clip_gradients_by_norm` becomes `tfclip_compat.clip_gradients_by_norm`.
 
+    In the class besides: placeholders shaped by module constants (`[None, n_steps, n_input]`);
+    `tf.placeholder_with_default(<literal>, [])` (a run that does not feed it passes the default);
+    fetches as a name, a list/tuple or a dict of string keys; a feed dict bound to a name in the
+    session block (`feed = {x: ..., y: ...}`); `tensor.eval(feed_dict=...)`, `init.run()` and
+    `sess.run(global_step)` without feeds; `compute_gradients(loss, [w, b])`,
+    `minimize(loss, var_list=...)` and `tf.gradients(loss, tvars)` with lists of variables
+    from `tf.trainable_variables()`, `tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES,
+    scope=...)` or a name filter over them (each is the trainable variables created *before*
+    that point of the TF 1 graph, so weight decay over `tf.trainable_variables()` sums what TF 1
+    summed); a fed scalar placeholder read only by optimizers (a fed learning rate) becomes a
+    `tf.Variable` that each training step assigns; `tf.train.exponential_decay(...,
+    global_step, ...)` learning rates (a callable eagerly, read before the step's increment as
+    in TF 1); a global step made by `tf.Variable(0, trainable=False)`; TF 1 RNN cells
+    (`BasicLSTMCell`, `GRUCell`, `BasicRNNCell`) with `dynamic_rnn`; random initializers passed
+    as `initializer=` arguments; a module-level `tf.Variable(tf.truncated_normal(...)/zeros(...),
+    name=...)` run once under variable scopes entered once (it becomes `get_variable` with the same
+    name and distribution). Two Adam optimizers must first train in the order they were built
+    (their `beta1_power` variables are named in that order in both worlds).
+
     Declined, with the cause named and the file left to the per-site rules: Estimator
     `model_fn`s, MonitoredSession/Supervisor and hooks, queue runners, `tf.device` towers,
-    tensors fetched by name, `partial_run`/`eval`, ops built inside the session block,
-    `tf.Variable` or random ops in the forward pass, batch normalization, learning-rate
-    schedules, `var_list=`, classes, `from tensorflow import ...`, any TF name outside the
-    rule's tables, notebooks (the program would move code across cells), a session opened
-    inside a function (not reported: not a session script), and anything else the program
-    model cannot follow.
+    tensors fetched by name, `partial_run`, ops built inside the session block, a session
+    not opened by `with tf.Session() as sess:`, `tf.Variable` in helpers or loops, dropout and
+    other random ops in the forward pass, batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
+    the model reads (the eager model computes every output), other learning-rate schedules,
+    `from tensorflow import ...`, any TF name outside the rule's tables, notebooks (the program
+    would move code across cells), a session opened inside a function (not reported: not a
+    session script), and anything else the program model cannot follow.
 
     ## Why is this bad?
     A TF 1 session script does not run on TF 2 without `disable_eager_execution()`; rewriting

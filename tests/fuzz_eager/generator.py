@@ -55,6 +55,7 @@ class _Gen:
         # choices added after the first figures draw from their own stream, so that the main
         # stream (and every program that does not take a new production) stays as it was
         self.alt = random.Random(f"{seed}:{index}:round2")
+        self.alt3 = random.Random(f"{seed}:{index}:round3")  # productions added with wip/eager2
 
     def pick(self, tag_prefix: str, options, weights=None):
         choice = self.r.choices(options, weights=weights)[0]
@@ -374,6 +375,11 @@ def _plain(g: _Gen) -> List[str]:
             lines += ["", "", f"def forward{suffix}(inputs):"] + body(suffix, "inputs", "    ") + \
                 [f"    return prediction{suffix}", "", "", f"prediction{suffix} = forward{suffix}(x)"]
         lines.append(f"loss{suffix} = tf.reduce_mean(tf.square(prediction{suffix} - y))")
+        if n in ("", "a") and g.alt3.random() < 0.25:
+            # weight decay over tf.trainable_variables() where it is called: with two heads, the
+            # variables of head a only (head b's are created after it)
+            g.tags.add("plain_weight_decay")
+            lines.append(f"loss{suffix} = loss{suffix} + 1e-3 * tf.add_n([tf.nn.l2_loss(v) for v in tf.trainable_variables()])")
     gstep = ""
     if heads == "one" and g.r.random() < 0.3:
         g.tags.add("plain_global_step")
@@ -475,7 +481,8 @@ def _gan(g: _Gen) -> List[str]:
               "        noise = rng.randn(8, 3).astype(np.float32)",
               "        batch = (rng.randn(8, 2) * 0.5 + 1.0).astype(np.float32)",
               "        _, dl = sess.run([d_train, d_loss], feed_dict={z: noise, real: batch})",
-              "        _, gl = sess.run([g_train, g_loss], feed_dict={z: noise})",
+              "        _, gl = sess.run([g_train, g_loss], feed_dict={z: noise%s})" % (
+                  ", real: batch" if g.alt3.random() < 0.5 else ""),  # feeding real too: common, harmless
               "        print(\"step\", step, \"d\", repr(float(dl)), \"g\", repr(float(gl)))"]
     return lines
 

@@ -21,12 +21,10 @@ EXAMPLE = ROOT / "examples" / "legacy_clipping.py"
 CONVERTIBLE = [EXAMPLE] + sorted(p for p in SCRIPTS.glob("s*.py") if p.name != "s003_tf2_keras_already.py")
 TF2_ALREADY = SCRIPTS / "s003_tf2_keras_already.py"
 IDS = [p.stem for p in CONVERTIBLE]
-# Scripts TFC301 (wip/eager @ 8310143) declines, with the cause it names. Only a decline is excused:
-# a rewrite that trains differently or crashes fails whatever is listed here.
-KNOWN_DECLINES = {
-    "s000_gradient_descent_capper": "compute_gradients(loss, [w, b]): a variable list is not migrated yet",
-    "s002_lstm_question": "placeholders shaped [None, n_steps, n_input] (names, not a literal list)",
-}
+# Scripts TFC301 declines, with the cause it names. Only a decline is excused: a rewrite that trains
+# differently or crashes fails whatever is listed here. (Empty since wip/eager2: the var list
+# `compute_gradients(loss, [w, b])`, placeholders shaped by module constants and TF 1 RNN cells are in.)
+KNOWN_DECLINES: dict = {}
 
 
 def _tfc301_registered() -> bool:

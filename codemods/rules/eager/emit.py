@@ -56,7 +56,14 @@ class _Rename(cst.CSTTransformer):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         return self.replace.get(id(original), updated)
 
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if id(original) in self.program.variable_rewrites:
+            return cst.parse_expression(self.program.variable_rewrites[id(original)])
+        if id(original) in self.program.collection_scopes:
+            index, scope = self.program.trainable_calls[id(original)], self.program.collection_scopes[id(original)]
+            return cst.parse_expression(f"[v for v in self.trainable_so_far({index}) if v.name.startswith({scope!r})]")
+        if id(original) in self.program.trainable_calls:
+            return cst.parse_expression(f"self.trainable_so_far({self.program.trainable_calls[id(original)]})")
         path = self.reader.path(original.func)
         positional = [a for a in original.args if a.keyword is None]
         keywords = {a.keyword.value for a in original.args if a.keyword is not None}
@@ -92,9 +99,11 @@ def _add_kw(call: cst.Call, keyword: str, value: str) -> cst.Call:
 class _Session(cst.CSTTransformer):
     """The session block's statements with each ``run`` replaced and the initializer runs removed."""
 
-    def __init__(self, replace: Dict[int, cst.BaseExpression], drop: List[cst.Call]) -> None:
+    def __init__(self, replace: Dict[int, cst.BaseExpression], drop: List[cst.Call],
+                 statements: Dict[int, cst.BaseStatement]) -> None:
         self.replace = replace
         self.drop = {id(c) for c in drop}
+        self.statements = statements
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return self.replace.get(id(original), updated)
@@ -103,7 +112,7 @@ class _Session(cst.CSTTransformer):
         if (len(original.body) == 1 and isinstance(original.body[0], cst.Expr)
                 and id(original.body[0].value) in self.drop):
             return cst.RemovalSentinel.REMOVE
-        return updated
+        return self.statements.get(id(original), updated)
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         if not updated.body:
@@ -142,32 +151,55 @@ def emit(program: Program, reader: Reader) -> str:
     uses_fetched = False
     fetched = fresh("fetched")
     for run in program.runs:
-        key = tuple(run.names)
+        if run.only_global_steps:  # the variable itself, read (``sess.run`` returns a numpy scalar)
+            reads = [f"{n}.numpy()" for n in run.names]
+            if run.container is None:
+                text = reads[0]
+            elif run.container == "dict":
+                text = "{" + ", ".join(f"{reader.module.code_for_node(k)}: {r}" for k, r in zip(run.keys, reads)) + "}"
+            else:
+                text = f"[{', '.join(reads)}]" if run.container == "list" else f"({', '.join(reads)},)"
+            call_replace[id(run.call)] = cst.parse_expression(text)
+            continue
+        key = (tuple(run.names), tuple(run.optimizer_feeds))
         if key not in steps:
             trains = [n for n in run.names if n in program.train_ops]
             steps[key] = fresh("train_step" if trains else "evaluate")
             step_defs.extend(_step(program, rename, run, steps[key], model, tape, outputs, trainable, needed))
-        values = ", ".join(reader.module.code_for_node(run.feeds[p.name]) for p in program.placeholders)
+        values = ", ".join(reader.module.code_for_node(run.feeds[p.name]) for p in _step_placeholders(program, run))
         call = f"{steps[key]}({values})"
         if run.container is None:
             text = call if run.names[0] in program.train_ops else f"{call}.numpy()"
         else:
             uses_fetched = True
-            text = f"{fetched}({call})" if run.container == "list" else f"tuple({fetched}({call}))"
+            if run.container == "list":
+                text = f"{fetched}({call})"
+            elif run.container == "tuple":
+                text = f"tuple({fetched}({call}))"
+            else:  # Session.run returns a dict with the fetch's keys, in its order
+                keys = ", ".join(reader.module.code_for_node(k) for k in run.keys)
+                text = f"dict(zip([{keys}], {fetched}({call})))"
         call_replace[id(run.call)] = cst.parse_expression(text)
 
     returns = ", ".join(f'"{n}": {n}' for n in needed)
-    signature = ", ".join(["self"] + [p.name for p in program.placeholders])
+    signature = ", ".join(["self"] + [p.name for p in program.placeholders if not p.optimizer_only])
     class_src = (
         f"class {model_cls}({alias}.keras.layers.Layer):\n"
         f'    """The TF 1 forward pass; ``tf1_variables``: its variables in TF 1\'s creation order."""\n\n'
         f"    def __init__(self):\n"
         f"        super().__init__()\n"
-        f"        self.tf1_variables = []\n\n"
+        f"        self.tf1_variables = []\n"
+        + (f"        self.tf1_counts = {{}}\n" if program.trainable_calls else "") + "\n"
         f"    def _record(self, next_creator, **kwargs):\n"
         f"        variable = next_creator(**kwargs)\n"
         f"        self.tf1_variables.append(variable)\n"
         f"        return variable\n\n"
+        + (f"    def trainable_so_far(self, index):\n"
+           f'        """``tf.trainable_variables()`` where the TF 1 graph called it: the trainable variables created\n'
+           f'        before that point (counted on the first call, when they are created)."""\n'
+           f"        count = self.tf1_counts.setdefault(index, len(self.tf1_variables))\n"
+           f"        return [v for v in self.tf1_variables[:count] if v.trainable]\n\n"
+           if program.trainable_calls else "") +
         f"    @{alias}.compat.v1.keras.utils.track_tf1_style_variables\n"
         f"    def call({signature}):\n"
         f"        # Re-entering the current variable scope makes the layer names (dense, dense_1...) the same\n"
@@ -198,7 +230,7 @@ def emit(program: Program, reader: Reader) -> str:
     # assemble
     body: List[cst.BaseStatement] = []
     placed_env = placed_model = False
-    session_t = _Session(call_replace, program.dropped_runs)
+    session_t = _Session(call_replace, program.dropped_runs, program.feed_statements)
     for kind, stmt in program.items:
         if kind == "import":
             if not placed_env:
@@ -212,7 +244,17 @@ def emit(program: Program, reader: Reader) -> str:
         if kind in ("forward", "trainop") and not placed_model:
             body.extend(model_stmts)
             placed_model = True
-        if kind == "keep":
+        if kind == "holder":
+            p = next(p for p in program.placeholders if p.node is stmt)
+            assert p.shape is not None
+            shape = program.module.code_for_node(p.shape)
+            comment = cst.EmptyLine(comment=cst.Comment(
+                "# A placeholder fed to the optimizer: each training step assigns the value it was fed."))
+            body.append(cst.parse_statement(
+                f"{p.name} = {alias}.Variable({alias}.zeros({shape}, {alias}.{p.dtype}), trainable=False, "
+                f"name=\"{p.name}_feed\")\n"
+            ).with_changes(leading_lines=list(stmt.leading_lines) + [comment]))
+        elif kind == "keep":
             body.append(stmt.visit(rename))
         elif kind == "drop" or kind == "forward":
             pass
@@ -297,22 +339,34 @@ class _FillPass(cst.CSTTransformer):
         return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
 
 
+def _step_placeholders(program: Program, run: RunSite) -> list:
+    """What a step takes: the model's placeholders, then the optimizer-only ones this run feeds."""
+    return ([p for p in program.placeholders if not p.optimizer_only]
+            + [p for p in program.placeholders if p.optimizer_only and p.name in run.optimizer_feeds])
+
+
 def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str, tape: str,
           outputs: str, trainable: str, needed: List[str]) -> List[cst.BaseStatement]:
     alias = program.alias
     reader_code = program.module.code_for_node
+    params = _step_placeholders(program, run)
     specs = ", ".join(
         f"{alias}.TensorSpec({reader_code(p.shape) if p.shape is not None else 'None'}, {alias}.{p.dtype})"
-        for p in program.placeholders)
-    decorator = f"@{alias}.function(input_signature=[{specs}])" if program.placeholders else f"@{alias}.function"
-    args = ", ".join(p.name for p in program.placeholders)
+        for p in params)
+    decorator = f"@{alias}.function(input_signature=[{specs}])" if params else f"@{alias}.function"
+    args = ", ".join(p.name for p in program.placeholders if not p.optimizer_only)
+    step_args = ", ".join(p.param if p.optimizer_only else p.name for p in params)
     trains = [program.train_ops[n] for n in run.names if n in program.train_ops]
     # train ops in program order (the order their statements were built)
     order = {n: i for i, n in enumerate(program.train_ops)}
     trains.sort(key=lambda t: order[t.name])
-    lines = [decorator, f"def {name}({args}):"]
-    fetch_text = reader_code(run.call.args[0].value)
-    lines.append(f'    """``sess.run({fetch_text})`` as one eager step."""')
+    lines = [decorator, f"def {name}({step_args}):"]
+    func = run.call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "eval":
+        doc = f"``{reader_code(func.value)}.eval()``"
+    else:
+        doc = f"``sess.run({reader_code(run.call.args[0].value)})``"
+    lines.append(f'    """{doc} as one eager step."""')
     if trains:
         persistent = "persistent=True" if len(trains) > 1 else ""
         lines.append(f"    with {alias}.GradientTape({persistent}) as {tape}:")
@@ -322,8 +376,9 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
         lines.append(f"    {outputs} = {model}({args})")
     used = [n for n in run.names if n in program.forward_names]
     for t in trains:
-        if t.loss not in used:
-            used.append(t.loss)
+        for n in [t.loss] + (t.var_list or []) + t.var_reads:
+            if n not in used:
+                used.append(n)
     for n in used:
         if n not in needed:
             needed.append(n)
@@ -343,16 +398,25 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
         lines.append(f"    return [{', '.join(results)}]")
     func = cst.parse_statement("\n".join(lines) + "\n")
     block: List[cst.BaseStatement] = []
+    by_name = {p.name: p for p in program.placeholders}
     for t in trains:
+        for fed in program.optimizer_feeds.get(t.optimizer, []):
+            holder = by_name[fed]
+            block.append(cst.parse_statement(f"{holder.name}.assign({holder.param})"))
         if t.compute_call is not None:
-            replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {trainable}), {trainable}))")
+            wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
+            replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {wrt}), {wrt}))")
+            if t.symbolic:
+                # ``tf.gradients(loss, tvars)``: a list of gradients, as the tape returns it
+                replacement = cst.parse_expression(f"{tape}.gradient({t.loss}, {t.var_reads[0]})")
             for stmt in t.block:
                 if stmt is t.block[0]:
                     stmt = stmt.deep_replace(t.compute_call, replacement)
                 block.append(stmt.visit(rename))
         else:
             step = f", global_step={t.global_step}" if t.global_step else ""
+            wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
             block.append(cst.parse_statement(
-                f"{t.name} = {t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {trainable}), {trainable}){step})"))
+                f"{t.name} = {t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {wrt}), {wrt}){step})"))
     func = func.visit(_FillPass(block))
     return [func]

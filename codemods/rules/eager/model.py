@@ -7,17 +7,24 @@ the true cause. The class it accepts (everything else is declined):
 * one module; TensorFlow imported as ``import tensorflow as tf`` or
   ``import tensorflow.compat.v1 as tf``; the graph built by module-level statements, in
   ``with tf.variable_scope(...)`` blocks and in helper functions they call;
-* ``tf.placeholder``s assigned to module-level names;
-* variables from ``get_variable`` / ``tf.layers.dense`` (no ``tf.Variable`` in the forward pass:
-  an eager call would create it again on every step);
-* train ops ``t = opt.minimize(loss[, global_step=g])``, ``t = helper(loss, ...)`` where the
+* ``tf.placeholder``s assigned to module-level names (shapes of integers, ``None`` and module
+  constants bound once) and scalar ``tf.placeholder_with_default(<literal>, [])``s; a float scalar placeholder read only by optimizer constructors (a fed
+  learning rate) becomes a ``tf.Variable`` each training step assigns;
+* variables from ``get_variable`` / ``tf.layers.dense`` / TF 1 RNN cells; a module-level
+  ``tf.Variable(<zeros/ones/random_* of a literal shape>, name=...)`` run once becomes
+  ``get_variable`` (no ``tf.Variable`` elsewhere in the forward pass: an eager call would create
+  it again on every step); ``tf.trainable_variables()`` / ``get_collection(TRAINABLE_VARIABLES,
+  scope=...)`` in the forward pass are the trainable variables created before that point;
+* train ops ``t = opt.minimize(loss[, global_step=g][, var_list=...])``, ``t = helper(loss, ...)`` where the
   helper builds an optimizer and returns ``opt.minimize(loss)``, or
-  ``... = opt.compute_gradients(loss)`` -> gradient processing -> ``t = opt.apply_gradients(...)``,
-  with ``tf.train`` optimizers built from constants (and ``tf.contrib.estimator.clip_gradients_by_norm``);
+  ``... = opt.compute_gradients(loss[, var_list])`` / ``tf.gradients(loss, tvars)`` -> gradient
+  processing -> ``t = opt.apply_gradients(...)``, with ``tf.train`` optimizers built from constants,
+  fed scalars or ``exponential_decay`` of the global step (and ``tf.contrib.estimator.clip_gradients_by_norm``);
 * one ``with tf.Session() as sess:`` block (at module level or under ``if __name__ == "__main__":``)
-  whose only uses of the session are ``sess.run(<initializer>)`` and
-  ``sess.run(fetches, feed_dict)`` with fetches a name or a list/tuple of names and a literal feed
-  dict feeding every placeholder.
+  whose only uses of the session are initializer runs and ``sess.run(fetches, feed_dict)`` /
+  ``tensor.eval(feed_dict=...)`` with fetches a name, a list/tuple of names or a dict of string keys
+  to names, and a feed dict (literal, or a name bound in the block to literal dicts) feeding every
+  placeholder the model reads (and the optimizer-only placeholders of the run's train ops).
 """
 
 from __future__ import annotations
@@ -36,6 +43,11 @@ _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", 
 _PURE_MODULES = frozenset({"numpy", "math"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
+_VARIABLE_MAKERS = frozenset({"get_variable"})
+# Learning-rate schedules of the global step: under eager execution ``tf.compat.v1.train.<schedule>``
+# returns a callable, which a v1 optimizer calls at every ``apply_gradients`` (before it increments
+# the global step, as the TF 1 graph reads it before the increment).
+_SCHEDULES = frozenset({"train.exponential_decay"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 _RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
 _DECLINED_NAMES = {
@@ -81,6 +93,14 @@ class Placeholder:
     name: str
     dtype: str  # canonical path, e.g. "float32"
     shape: Optional[cst.BaseExpression]
+    # A scalar read only by optimizer constructors (a fed learning rate): it becomes a module-level
+    # ``tf.Variable`` of that name that each training step assigns from its argument ``param``
+    # before applying the gradients; the model does not take it.
+    optimizer_only: bool = False
+    param: str = ""
+    node: Optional[cst.BaseStatement] = None
+    # ``tf.placeholder_with_default(<literal>, [])``: the value a run that does not feed it passes
+    default: Optional[cst.BaseExpression] = None
 
 
 @dataclass
@@ -93,14 +113,24 @@ class TrainOp:
     # compute_gradients form: the statements from compute_gradients to apply_gradients
     block: List[cst.BaseStatement] = field(default_factory=list)
     compute_call: Optional[cst.Call] = None
+    # ``compute_gradients(loss, [w, b])`` / ``minimize(loss, var_list=[w, b])``: forward names of
+    # variables, in the list's order (None: every trainable variable in creation order)
+    var_list: Optional[List[str]] = None
+    # the ``tf.trainable_variables()`` lists (forward names) the gradient processing reads
+    var_reads: List[str] = field(default_factory=list)
+    symbolic: bool = False  # started by ``tf.gradients(loss, tvars)`` (a list of gradients)
+    var_list_name: Optional[str] = None  # ``var_list=d_vars``: a list of variables the model returns
 
 
 @dataclass
 class RunSite:
     call: cst.Call
     names: List[str]
-    container: Optional[str]  # None (one name), "list" or "tuple"
+    container: Optional[str]  # None (one name), "list", "tuple" or "dict"
     feeds: Dict[str, cst.BaseExpression]
+    keys: List[cst.BaseExpression] = field(default_factory=list)  # a dict fetch's keys, in order
+    optimizer_feeds: List[str] = field(default_factory=list)  # optimizer-only placeholders it feeds
+    only_global_steps: bool = False  # ``sess.run(global_step)`` without feeds: read the variable
 
 
 @dataclass
@@ -121,6 +151,15 @@ class Program:
     runs: List[RunSite]
     dropped_runs: List[cst.Call]
     taken: Set[str]
+    optimizer_feeds: Dict[str, List[str]] = field(default_factory=dict)  # optimizer -> its placeholders
+    # ``tf.trainable_variables()`` calls in the forward pass (id -> index): the trainable variables
+    # created before that point of the TF 1 graph
+    trainable_calls: Dict[int, int] = field(default_factory=dict)
+    # ``tf.Variable(<initial value>, name="w")`` in the forward pass -> ``get_variable`` source (id -> code)
+    variable_rewrites: Dict[int, str] = field(default_factory=dict)
+    collection_scopes: Dict[int, str] = field(default_factory=dict)  # among trainable_calls: scope filters
+    # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
+    feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
 
 
 # -- syntax helpers ---------------------------------------------------------------------------
@@ -197,6 +236,21 @@ class _Names(cst.CSTVisitor):
             self.bound.add(param.name.value)
 
 
+class _CompTargets(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.names |= names_of(node.target).read | names_of(node.target).bound
+
+
+def comprehension_targets(node: cst.CSTNode) -> Set[str]:
+    """Names bound by comprehension ``for`` targets in ``node`` (local to the comprehension in Python 3)."""
+    visitor = _CompTargets()
+    node.visit(visitor)
+    return visitor.names
+
+
 def names_of(node: cst.CSTNode) -> _Names:
     visitor = _Names()
     node.visit(visitor)
@@ -219,6 +273,56 @@ class _Calls(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.attributes.append(node)
+
+
+class _Nodes(cst.CSTVisitor):
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.found: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kind):
+            self.found.append(node)
+        return True
+
+
+def _nodes_of(node: cst.CSTNode, kind: type) -> list:
+    visitor = _Nodes(kind)
+    node.visit(visitor)
+    return visitor.found
+
+
+def _counter_variable(call: cst.Call) -> bool:
+    """``tf.Variable(0, trainable=False[, name="..."])``: an integer counter (a global step made by
+    hand), kept at module level; the rule follows it like ``get_or_create_global_step()``."""
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if len(positional) != 1 or any(a.star for a in call.args) or not isinstance(positional[0].value, cst.Integer):
+        return False
+    trainable = keywords.pop("trainable", None)
+    name = keywords.pop("name", None)
+    return (not keywords and isinstance(trainable, cst.Name) and trainable.value == "False"
+            and (name is None or isinstance(name, cst.SimpleString)))
+
+
+def _lines_under_withs(stmt: cst.CSTNode, scopes: Optional[List[cst.With]] = None) -> List[Tuple[cst.SimpleStatementLine, List[cst.With]]]:
+    """The simple statements of ``stmt`` reached through ``with`` blocks only (run once each)."""
+    scopes = scopes or []
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return [(stmt, scopes)]
+    found: List[Tuple[cst.SimpleStatementLine, List[cst.With]]] = []
+    if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock):
+        for inner in stmt.body.body:
+            found += _lines_under_withs(inner, scopes + [stmt])
+    return found
+
+
+def _trainable_by_default(call: cst.Call) -> bool:
+    """No ``trainable=`` (keyword or get_variable's 6th positional): a tape watches it as TF 1's
+    ``compute_gradients`` differentiates it."""
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) < 6 and not any(a.star for a in call.args) and not any(
+        a.keyword is not None and a.keyword.value == "trainable" for a in call.args)
 
 
 def calls_of(node: cst.CSTNode) -> List[cst.Call]:
@@ -275,9 +379,22 @@ class Reader:
         self.session_name = ""
         self.runs: List[RunSite] = []
         self.dropped_runs: List[cst.Call] = []
+        self.feed_dicts: Dict[str, List[str]] = {}  # a feed-dict name -> its placeholder keys
+        self.optimizer_feeds: Dict[str, List[str]] = {}  # optimizer name -> placeholders among its arguments
+        self.feed_candidates: Dict[int, str] = {}
+        self.feed_statements: Dict[int, cst.BaseStatement] = {}
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.variable_names: Set[str] = set()
+        # names bound once, by ``name = tf.get_variable(...)`` in the forward pass: the variable itself
+        self.direct_variables: Set[str] = set()
+        self.trainable_calls: Dict[int, int] = {}
+        self.variable_rewrites: Dict[int, str] = {}
+        self.collection_scopes: Dict[int, str] = {}
+        self.optimizer_code: Dict[str, str] = {}  # get_collection(TRAINABLE_VARIABLES, scope) calls
+        self.schedules: Set[str] = set()  # names bound once to a learning-rate schedule of the global step
+        self.var_lists: Set[str] = set()  # names bound once by ``name = tf.trainable_variables()``
+        self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
 
     # names and paths
 
@@ -315,8 +432,24 @@ class Reader:
             raise Decline(node, f"`{self.alias}` is used as a value")
         return found
 
-    def check_forward(self, node: cst.CSTNode, allowed: frozenset, where: str) -> None:
+    def check_forward(self, node: cst.CSTNode, allowed: frozenset, where: str,
+                      skip: Sequence[cst.CSTNode] = ()) -> None:
+        """Every TF name in ``node`` (outside the ``skip`` subtrees, which the caller rewrites) is one
+        the forward pass may use."""
+        # An initializer passed as ``initializer=`` / ``kernel_initializer=`` ... runs once, when the
+        # variable is created (its numbers need not match: initial values are TF 1's distributions,
+        # and a seed need not draw the same numbers eagerly); its own arguments must be constants.
+        initializer_paths = {id(a) for sub in skip for a in _Calls.attributes_of(sub)}
+        for arg in _nodes_of(node, cst.Arg):
+            if (arg.keyword is not None and arg.keyword.value.endswith("initializer") and isinstance(arg.value, cst.Call)
+                    and self.path(arg.value.func) in tfnames.INITIALIZERS):
+                for inner in arg.value.args:
+                    if self.alias in names_of(inner.value).read or names_of(inner.value).read & self.graph_names():
+                        raise Decline(arg, "an initializer argument computed from tensors")
+                initializer_paths.add(id(arg.value.func))
         for at, path in self.tf_paths(node):
+            if id(at) in initializer_paths:
+                continue
             if path == "" or path == "compat.v1":
                 raise Decline(at, f"`{self.alias}` is used as a value")
             if path in _DECLINED_NAMES:
@@ -365,17 +498,24 @@ class Reader:
         used_train = {n for run in self.runs for n in run.names if n in self.train_ops}
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
+        self.check_non_slot_order()
+        self.items = [("holder", stmt) if kind == "drop" and any(p.optimizer_only and p.node is stmt
+                                                                   for p in self.placeholders) else (kind, stmt)
+                      for kind, stmt in self.items]
         return Program(
             module=self.module, alias=self.alias, prefix=self.prefix, items=self.items,
             placeholders=self.placeholders, forward_names=self.forward_names, lifted=self.lifted,
             generated_optimizers=self.generated, train_ops=self.train_ops,
             global_steps=self.global_steps, session=self.session, session_name=self.session_name,
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
+            feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
+            trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
+            collection_scopes=self.collection_scopes,
         )
 
     def graph_names(self) -> Set[str]:
         return (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops)
-                | self.block_names | self.init_names)
+                | self.block_names | self.init_names | self.schedules)
 
     def statement(self, index: int, stmt: cst.BaseStatement, *, top: bool) -> None:
         # the module docstring, imports
@@ -553,12 +693,53 @@ class Reader:
         raise Decline(where, "an optimizer that is not a known `tf.train` optimizer "
                              f"({', '.join(sorted(o.split('.')[1] for o in tfnames.OPTIMIZERS))})")
 
+    def scalar_placeholder(self, value: cst.BaseExpression) -> Optional[Placeholder]:
+        """The placeholder ``value`` names when it is a float scalar (shape ``[]``), else None."""
+        if not isinstance(value, cst.Name):
+            return None
+        for p in self.placeholders:
+            if (p.name == value.value and p.default is None and p.dtype in tfnames.FLOAT_DTYPES
+                    and isinstance(p.shape, (cst.List, cst.Tuple))
+                    and not p.shape.elements):
+                return p
+        return None
+
+    def optimizer_placeholders(self, expr: cst.CSTNode) -> List[str]:
+        found: List[str] = []
+        for call in calls_of(expr):
+            for a in call.args:
+                p = self.scalar_placeholder(a.value)
+                if p is not None and p.name not in found:
+                    found.append(p.name)
+        return found
+
     def check_constant_args(self, call: cst.Call, where: cst.CSTNode) -> None:
         for a in call.args:
+            if self.scalar_placeholder(a.value) is not None:
+                continue  # a fed learning rate (or other scalar): assigned per step
+            if isinstance(a.value, cst.Name) and a.value.value in self.schedules:
+                continue  # a learning-rate schedule of the global step (a callable eagerly)
             names = names_of(a.value).read
             if self.alias in names or names & self.graph_names() or names & self.global_steps:
                 raise Decline(where, "an optimizer argument computed from tensors (a learning-rate schedule "
                                      "is not migrated yet)")
+
+    def schedule(self, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
+        """``lr = tf.train.exponential_decay(<constants>, global_step, <constants>)``, bound once."""
+        step = _arg(call, 1, "global_step")
+        if not (isinstance(step, cst.Name) and step.value in self.global_steps):
+            raise Decline(stmt, "a learning-rate schedule of something other than the global step")
+        for a in call.args:
+            if a.star:
+                raise Decline(stmt, "a learning-rate schedule with */** arguments")
+            if a.value is step:
+                continue
+            names = names_of(a.value).read
+            if self.alias in names or names & (self.graph_names() | self.global_steps):
+                raise Decline(stmt, "a learning-rate schedule with an argument computed from tensors")
+        if self.bind_counts.get(name, 0) != 1 or name in self.global_names:
+            raise Decline(stmt, f"the learning-rate schedule `{name}` is rebound")
+        self.schedules.add(name)
 
     def graph_statement(self, index: int, stmt: cst.BaseStatement) -> None:
         assign = _single_assign(stmt)
@@ -578,17 +759,27 @@ class Reader:
                 self.placeholder(name, value, stmt)
                 self.items.append(("drop", stmt))
                 return
+            if path == "placeholder_with_default":
+                self.placeholder_with_default(name, value, stmt)
+                self.items.append(("drop", stmt))
+                return
             if path in _INITIALIZERS:
                 self.init_names.add(name)
                 self.items.append(("drop", stmt))
                 return
-            if path in _GLOBAL_STEP and not value.args:
+            if (path in _GLOBAL_STEP and not value.args) or (path == "Variable" and _counter_variable(value)):
                 self.global_steps.add(name)
+                self.items.append(("keep", stmt))
+                return
+            if path in _SCHEDULES:
+                self.schedule(name, value, stmt)
                 self.items.append(("keep", stmt))
                 return
             if path in tfnames.OPTIMIZERS or path == tfnames.CONTRIB_CLIP:
                 self.optimizer_expr(value, {}, stmt)
                 self.optimizers.add(name)
+                self.optimizer_feeds[name] = self.optimizer_placeholders(value)
+                self.optimizer_code[name] = self.module.code_for_node(value)
                 self.items.append(("keep", stmt))
                 return
             func = value.func
@@ -603,6 +794,9 @@ class Reader:
                 return
         if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "compute_gradients" for c in calls_of(stmt)):
             self.compute(id(stmt), stmt)
+            return
+        if any(self.path(c.func) == "gradients" for c in calls_of(stmt)):
+            self.symbolic_gradients(stmt)
             return
         if self._pending is not None:
             self.processing(stmt)
@@ -628,19 +822,156 @@ class Reader:
         elif not isinstance(stmt, (cst.SimpleStatementLine, cst.For, cst.If)):
             raise Decline(stmt, "a module-level statement the rule cannot place in the forward pass")
         names = names_of(stmt)
-        bad = names.read & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names)
+        bad = names.read & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names | self.schedules)
         if bad:
-            raise Decline(stmt, f"the forward pass reads `{sorted(bad)[0]}` (an optimizer, train op or global step)")
+            raise Decline(stmt, f"the forward pass reads `{sorted(bad)[0]}` (an optimizer, train op, global step "
+                                "or learning-rate schedule)")
         for call in calls_of(stmt):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
                     "minimize", "compute_gradients", "apply_gradients", "run", "eval"):
                 raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
-        self.check_forward(stmt, tfnames.FORWARD, "forward pass")
+        skip: List[cst.CSTNode] = []
+        for line, scopes in _lines_under_withs(stmt):
+            assign = _single_assign(line)
+            if assign is not None and isinstance(assign[1], cst.Call) and self.path(assign[1].func) == "Variable":
+                code = self.variable_as_get_variable(assign[1], scopes)
+                if code is not None:
+                    self.variable_rewrites[id(assign[1])] = code
+                    skip.append(assign[1])
+        for call in calls_of(stmt):
+            if self.path(call.func) == "trainable_variables" and not call.args:
+                self.trainable_calls[id(call)] = len(self.trainable_calls)
+                skip.append(call)
+            elif self.path(call.func) == "get_collection" and self._trainable_collection(call) is not None:
+                self.trainable_calls[id(call)] = len(self.trainable_calls)
+                self.collection_scopes[id(call)] = self._trainable_collection(call)  # type: ignore[assignment]
+                skip.append(call)
+        self.check_forward(stmt, tfnames.FORWARD, "forward pass", skip)
+        assign = _single_assign(stmt)
+        if (assign is not None and isinstance(assign[0], cst.Name) and self.bind_counts.get(assign[0].value, 0) == 1
+                and assign[0].value not in self.global_names
+                and ((isinstance(assign[1], cst.Call) and id(assign[1]) in self.trainable_calls)
+                     or self._filtered_var_list(assign[1]))):
+            self.var_lists.add(assign[0].value)
         self.check_known(stmt, names.read - names.bound, "the forward pass")
         for call in calls_of(stmt):
             if self.path(call.func) == "get_variable":
                 self.variable_names |= names.bound  # conservative: every name the statement binds
-        self.forward_names |= names.bound
+        for line in _nodes_of(stmt, cst.SimpleStatementLine):
+            assign = _single_assign(line)
+            if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
+                    and self.path(assign[1].func) in _VARIABLE_MAKERS and self.bind_counts.get(assign[0].value, 0) == 1
+                    and assign[0].value not in self.global_names and _trainable_by_default(assign[1])):
+                self.direct_variables.add(assign[0].value)
+        # comprehension targets are local to their comprehension, unless the statement also assigns them
+        assigned = {n for t in _nodes_of(stmt, cst.AssignTarget) for n in names_of(t).bound}
+        self.forward_names |= names.bound - (comprehension_targets(stmt) - assigned)
+
+    def _trainable_collection(self, call: cst.Call) -> Optional[str]:
+        """``tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope="d")``: the scope (a plain name,
+        for which TF 1's ``re.match`` is a prefix test), else None."""
+        key, scope = _arg(call, 0, "key"), _arg(call, 1, "scope")
+        if len(call.args) != 2 or any(a.star for a in call.args) or key is None or \
+                self.path(key) != "GraphKeys.TRAINABLE_VARIABLES":
+            return None
+        if not isinstance(scope, cst.SimpleString) or not isinstance(scope.evaluated_value, str):
+            return None
+        text = scope.evaluated_value
+        if not text or any(not (c.isalnum() or c in "_/") for c in text):
+            return None
+        return text
+
+    def _filtered_var_list(self, value: cst.BaseExpression) -> bool:
+        """``[v for v in t_vars if v.name.startswith("d")]`` over a list of variables: a list of variables."""
+        if not isinstance(value, cst.ListComp) or not isinstance(value.elt, cst.Name):
+            return False
+        comp = value.for_in
+        if comp.inner_for_in is not None or comp.asynchronous is not None or not isinstance(comp.target, cst.Name) \
+                or comp.target.value != value.elt.value or not isinstance(comp.iter, cst.Name) \
+                or comp.iter.value not in self.var_lists:
+            return False
+        for cond in comp.ifs:
+            read = names_of(cond.test).read
+            if self.alias in read or read & (self.graph_names() | self.global_steps):
+                return False
+        return True
+
+    _INITIAL_VALUES = {
+        "truncated_normal": ("truncated_normal_initializer", ("mean", "stddev", "seed")),
+        "random.truncated_normal": ("truncated_normal_initializer", ("mean", "stddev", "seed")),
+        "random_normal": ("random_normal_initializer", ("mean", "stddev", "seed")),
+        "random.normal": ("random_normal_initializer", ("mean", "stddev", "seed")),
+        "random_uniform": ("random_uniform_initializer", ("minval", "maxval", "seed")),
+        "random.uniform": ("random_uniform_initializer", ("minval", "maxval", "seed")),
+        "zeros": ("zeros_initializer", ()),
+        "ones": ("ones_initializer", ()),
+    }
+
+    def variable_as_get_variable(self, call: cst.Call, scopes: List[cst.With]) -> Optional[str]:
+        """``w = tf.Variable(tf.truncated_normal([4, 3], stddev=0.3, seed=1), name="w")`` at module level, run
+        once, as ``tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.truncated_normal_initializer(
+        stddev=0.3, seed=1))``: the same TF 1 name (the enclosing ``variable_scope``s are each entered once,
+        so their name scopes are their variable scopes), the same distribution, created once and reused
+        by every eager call. None when any condition fails (the decline stands)."""
+        args = list(call.args)
+        if len(args) != 2 or args[0].keyword is not None or args[0].star or args[1].keyword is None \
+                or args[1].keyword.value != "name" or not isinstance(args[1].value, cst.SimpleString):
+            return None
+        name = args[1].value.evaluated_value
+        init = args[0].value
+        if not isinstance(init, cst.Call) or self.path(init.func) not in self._INITIAL_VALUES:
+            return None
+        target, allowed = self._INITIAL_VALUES[self.path(init.func)]  # type: ignore[index]
+        shape = init.args[0].value if init.args and init.args[0].keyword is None and not init.args[0].star else None
+        if shape is None or not self._literal_shape(shape) or isinstance(shape, cst.Name):
+            return None
+        kwargs = []
+        for a in init.args[1:]:
+            if a.keyword is None or a.keyword.value not in allowed or a.star:
+                return None
+            if not isinstance(a.value, (cst.Integer, cst.Float)) and not (
+                    isinstance(a.value, cst.UnaryOperation) and isinstance(a.value.expression, (cst.Integer, cst.Float))):
+                return None
+            kwargs.append(f"{a.keyword.value}={self.module.code_for_node(a.value)}")
+        for scope in scopes:
+            for item in scope.items:
+                if not isinstance(item.item, cst.Call) or self.path(item.item.func) != "variable_scope":
+                    return None
+                if len(item.item.args) != 1 or item.item.args[0].keyword is not None or not isinstance(
+                        item.item.args[0].value, cst.SimpleString):
+                    return None
+                if self._scope_uses().count(item.item.args[0].value.evaluated_value) != 1:
+                    return None
+        if self._variable_names().count(name) != 1:
+            return None
+        a = self.alias
+        return (f'{a}.compat.v1.get_variable("{name}", {self.module.code_for_node(shape)}, '
+                f"initializer={a}.compat.v1.{target}({', '.join(kwargs)}))")
+
+    def _scope_uses(self) -> List[str]:
+        """The literal names of every ``variable_scope``/``name_scope`` the module opens."""
+        if not hasattr(self, "_scope_cache"):
+            self._scope_cache = [c.args[0].value.evaluated_value for c in calls_of(self.module)
+                                 if self.path(c.func) in ("variable_scope", "name_scope") and c.args
+                                 and isinstance(c.args[0].value, cst.SimpleString)]
+            self._scope_cache += ["<other>" for c in calls_of(self.module)
+                                  if self.path(c.func) in ("variable_scope", "name_scope")
+                                  and not (c.args and isinstance(c.args[0].value, cst.SimpleString))]
+        return self._scope_cache
+
+    def _variable_names(self) -> List[str]:
+        """The literal names of every ``tf.Variable`` and ``get_variable`` in the module."""
+        if not hasattr(self, "_variable_cache"):
+            names = []
+            for c in calls_of(self.module):
+                path = self.path(c.func)
+                value = _arg(c, 0, "name") if path == "get_variable" else (
+                    next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "name"), None)
+                    if path == "Variable" else None)
+                if path in ("get_variable", "Variable"):
+                    names.append(value.evaluated_value if isinstance(value, cst.SimpleString) else "<other>")
+            self._variable_cache = names
+        return self._variable_cache
 
     def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
         """Every name the forward pass reads is the program's own (or numpy/math, or a builtin);
@@ -676,19 +1007,55 @@ class Reader:
         if dtype_path not in tfnames.DTYPES:
             raise Decline(stmt, "a placeholder whose dtype is not a literal `tf.<dtype>`")
         if shape is not None and not self._literal_shape(shape):
-            raise Decline(stmt, "a placeholder whose shape is not a literal list")
+            raise Decline(stmt, "a placeholder whose shape is not a list of integers, `None` and module "
+                                "constants bound once")
         if name in {p.name for p in self.placeholders} or name in self.forward_names:
             raise Decline(stmt, f"`{name}` is bound twice")
-        self.placeholders.append(Placeholder(name, dtype_path, shape))
+        self.placeholders.append(Placeholder(name, dtype_path, shape, node=stmt))
 
-    @staticmethod
-    def _literal_shape(shape: cst.BaseExpression) -> bool:
+    def placeholder_with_default(self, name: str, call: cst.Call, stmt: cst.CSTNode) -> None:
+        """``tf.placeholder_with_default(False, [], name=...)``: a scalar placeholder whose default is a
+        literal (bool -> ``tf.bool``, int -> ``tf.int32``, float -> ``tf.float32``, as TF 1 converts
+        it); a run that does not feed it passes the default."""
+        default, shape = _arg(call, 0, "input"), _arg(call, 1, "shape")
+        if any(a.star or (a.keyword is not None and a.keyword.value not in ("input", "shape", "name"))
+               for a in call.args):
+            raise Decline(stmt, "`placeholder_with_default` with arguments other than a literal default, "
+                                "a shape and a name")
+        if isinstance(default, cst.Name) and default.value in ("True", "False"):
+            dtype = "bool"
+        elif isinstance(default, cst.Integer):
+            dtype = "int32"
+        elif isinstance(default, cst.Float):
+            dtype = "float32"
+        else:
+            raise Decline(stmt, "`placeholder_with_default` whose default is not a literal bool, int or float")
+        if not isinstance(shape, (cst.List, cst.Tuple)) or shape.elements:
+            raise Decline(stmt, "`placeholder_with_default` of a shape other than `[]`")
+        if name in {p.name for p in self.placeholders} or name in self.forward_names:
+            raise Decline(stmt, f"`{name}` is bound twice")
+        self.placeholders.append(Placeholder(name, dtype, shape, node=stmt, default=default))
+
+    def _literal_shape(self, shape: cst.BaseExpression) -> bool:
+        """A shape the step's ``TensorSpec`` can repeat: integers, ``None``, and module constants
+        bound once before the placeholder (the spec reads them later, when the step is defined:
+        a constant bound once has the same value then)."""
         if isinstance(shape, cst.Name) and shape.value == "None":
             return True
         if not isinstance(shape, (cst.List, cst.Tuple)):
             return False
-        return all(isinstance(e.value, cst.Integer) or (isinstance(e.value, cst.Name) and e.value.value == "None")
-                   for e in shape.elements)
+        for e in shape.elements:
+            if not isinstance(e, cst.Element):
+                return False
+            value = e.value
+            if isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value == "None"):
+                continue
+            if (isinstance(value, cst.Name) and value.value in self.constants
+                    and self.bind_counts.get(value.value, 0) == 1 and value.value not in self.imported
+                    and value.value not in self.global_names):
+                continue
+            return False
+        return True
 
     def loss_name(self, index: int, train: str, loss: cst.BaseExpression, where: cst.CSTNode) -> str:
         if isinstance(loss, cst.Name) and loss.value in self.forward_names:
@@ -707,7 +1074,8 @@ class Reader:
                                     "follow (only the loss/gradients and `global_step=`)")
             if a.keyword.value == "global_step":
                 if not (isinstance(a.value, cst.Name) and a.value.value in self.global_steps):
-                    raise Decline(a, "`global_step=` is not a global step made by `tf.train.get_or_create_global_step()`")
+                    raise Decline(a, "`global_step=` is not a global step made by `tf.train.get_or_create_global_step()` "
+                                     "or `tf.Variable(0, trainable=False)`")
                 step = a.value.value
         return step
 
@@ -722,11 +1090,21 @@ class Reader:
             opt = self.fresh(f"{name}_optimizer")
             self.generated.setdefault(index, []).append((opt, expr))
             self.optimizers.add(opt)
+            self.optimizer_feeds[opt] = self.optimizer_placeholders(expr)
+            self.optimizer_code[opt] = self.module.code_for_node(expr)
         if not call.args or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "loss":
             raise Decline(call, "`minimize` without a loss")
-        step = self.global_step_kw(call, ("global_step",))
+        step = self.global_step_kw(call, ("global_step", "var_list"))
+        var_list = var_list_name = None
+        for a in call.args[1:]:
+            if a.keyword is not None and a.keyword.value == "var_list":
+                if isinstance(a.value, cst.Name) and a.value.value in self.var_lists:
+                    var_list_name = a.value.value
+                else:
+                    var_list = self.var_list(a.value, call)
         loss = self.loss_name(index, name, call.args[0].value, stmt)
-        self.add_train(TrainOp(name, opt, loss, stmt, step), stmt)
+        self.add_train(TrainOp(name, opt, loss, stmt, step, var_list=var_list, var_list_name=var_list_name,
+                               var_reads=[var_list_name] if var_list_name else []), stmt)
         self.items.append(("trainop", stmt))
 
     def factory_call(self, index: int, name: str, call: cst.Call, stmt: cst.BaseStatement) -> None:
@@ -762,6 +1140,8 @@ class Reader:
         opt = self.fresh(f"{name}_optimizer")
         self.generated.setdefault(index, []).append((opt, expr))
         self.optimizers.add(opt)
+        self.optimizer_feeds[opt] = self.optimizer_placeholders(expr)
+        self.optimizer_code[opt] = self.module.code_for_node(expr)
         loss_name = self.loss_name(index, name, loss, stmt)
         self.add_train(TrainOp(name, opt, loss_name, stmt), stmt)
         self.items.append(("trainop", stmt))
@@ -780,25 +1160,78 @@ class Reader:
         assert isinstance(func, cst.Attribute)
         if len(calls) != 1 or not (isinstance(func.value, cst.Name) and func.value.value in self.optimizers):
             raise Decline(call, "`compute_gradients` of an optimizer the rule does not follow")
-        if len(call.args) != 1 or call.args[0].keyword is not None:
-            raise Decline(call, "`compute_gradients` with arguments other than the loss (`var_list=` is not migrated yet)")
+        var_list = var_list_name = None
+        if len(call.args) == 2 and call.args[0].keyword is None and (
+                call.args[1].keyword is None or call.args[1].keyword.value == "var_list") and not call.args[1].star:
+            if isinstance(call.args[1].value, cst.Name) and call.args[1].value.value in self.var_lists:
+                var_list_name = call.args[1].value.value
+            else:
+                var_list = self.var_list(call.args[1].value, call)
+        elif len(call.args) != 1 or call.args[0].keyword is not None:
+            raise Decline(call, "`compute_gradients` with arguments other than the loss and a list of variables")
         loss = call.args[0].value
         if not (isinstance(loss, cst.Name) and loss.value in self.forward_names):
             raise Decline(call, "`compute_gradients` of a loss that is not a module-level forward tensor")
-        self._pending = TrainOp("", func.value.value, loss.value, stmt, block=[stmt], compute_call=call)
+        self._pending = TrainOp("", func.value.value, loss.value, stmt, block=[stmt], compute_call=call,
+                                var_list=var_list, var_list_name=var_list_name,
+                                var_reads=[var_list_name] if var_list_name else [])
         self._pending_index = index
         self.check_processing(stmt, skip=call)
         self.items.append(("drop", stmt))
+
+    def symbolic_gradients(self, stmt: cst.BaseStatement) -> None:
+        """``grads = ...tf.gradients(loss, tvars)...`` with ``tvars = tf.trainable_variables()``: the start
+        of a gradient block whose optimizer is named by the ``apply_gradients`` that ends it."""
+        if self._pending is not None:
+            raise Decline(stmt, "`tf.gradients` before the previous `compute_gradients`' `apply_gradients`")
+        calls = [c for c in calls_of(stmt) if self.path(c.func) == "gradients"]
+        call = calls[0]
+        loss, xs = _arg(call, 0, "ys"), _arg(call, 1, "xs")
+        if (len(calls) != 1 or len(call.args) != 2 or any(a.star for a in call.args)
+                or any(a.keyword is not None and a.keyword.value not in ("ys", "xs") for a in call.args)):
+            raise Decline(call, "`tf.gradients` with arguments other than a loss and `tf.trainable_variables()`")
+        if not (isinstance(loss, cst.Name) and loss.value in self.forward_names):
+            raise Decline(call, "`tf.gradients` of a loss that is not a module-level forward tensor")
+        if not (isinstance(xs, cst.Name) and xs.value in self.var_lists):
+            raise Decline(call, "`tf.gradients` with respect to something other than a name bound once to "
+                                "`tf.trainable_variables()`")
+        self._pending = TrainOp("", "", loss.value, stmt, block=[stmt], compute_call=call, var_reads=[xs.value],
+                                symbolic=True)
+        self.check_processing(stmt, skip=call)
+        self.items.append(("drop", stmt))
+
+    def var_list(self, value: cst.BaseExpression, call: cst.Call) -> List[str]:
+        """``[w, b]``: a literal list of variables the forward pass created by ``name = tf.get_variable(...)``."""
+        if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+            raise Decline(call, "a `var_list` that is not a literal list of variables (by collection or filter "
+                                "is not migrated)")
+        names = []
+        for e in value.elements:
+            if not (isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+                    and e.value.value in self.direct_variables):
+                raise Decline(call, "a `var_list` element that is not a variable bound once by "
+                                    "`name = tf.get_variable(...)`")
+            names.append(e.value.value)
+        if len(set(names)) != len(names):
+            raise Decline(call, "a `var_list` naming a variable twice")
+        return names
 
     def check_processing(self, stmt: cst.CSTNode, skip: Optional[cst.Call] = None) -> None:
         node = stmt if skip is None else stmt.deep_replace(skip, cst.Name("None"))
         self.check_forward(node, tfnames.PROCESSING, "gradient processing")
         names = names_of(node)
-        bad = names.read & (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops))
+        local = comprehension_targets(node)
+        bad = (names.read - local) & (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops))
+        lists = bad & self.var_lists
+        bad -= lists
         if bad:
             raise Decline(stmt, f"the gradient processing reads the tensor `{sorted(bad)[0]}`")
+        if lists:
+            if self._pending is None:
+                raise Decline(stmt, "a list of variables read outside a gradient block")
+            self._pending.var_reads += [n for n in sorted(lists) if n not in self._pending.var_reads]
         self.block_names |= names.bound
-        known = (self.block_names | self.constants | set(self.helpers) | self.optimizers | self.global_steps
+        known = (self.block_names | self.constants | set(self.helpers) | self.optimizers | self.global_steps | self.var_lists
                  | {self.alias, "apply_gradients"} | _BUILTINS)
         for name in sorted(names.read - known):
             module = self.imported.get(name)
@@ -815,6 +1248,9 @@ class Reader:
         pending = self._pending
         func = call.func
         assert isinstance(func, cst.Attribute)
+        if pending is not None and pending.optimizer == "" and isinstance(func.value, cst.Name) \
+                and func.value.value in self.optimizers:
+            pending.optimizer = func.value.value  # the `tf.gradients` form names its optimizer here
         if pending is None or not (isinstance(func.value, cst.Name) and func.value.value == pending.optimizer):
             raise Decline(stmt, "`apply_gradients` that does not follow the same optimizer's `compute_gradients`")
         pending.global_step = self.global_step_kw(call, ("global_step", "name"))
@@ -847,7 +1283,96 @@ class Reader:
             raise Decline(self._pending.node, "`compute_gradients` without its `apply_gradients`")
         self.session = stmt
         self.session_name = self._session_item(stmt) or ""
+        self.mark_optimizer_placeholders()
+        self.find_feed_dicts(stmt)
         self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
+
+    def check_non_slot_order(self) -> None:
+        """Adam's ``beta1_power``/``beta2_power`` are named in the order the optimizers are built in TF 1
+        (``beta1_power``, ``beta1_power_1``...) and in the order they first apply gradients eagerly: the
+        runs (in source order) must first train them in the order they were built."""
+        adams = [self.train_ops[t].optimizer for t in self.train_ops
+                 if "Adam" in self.optimizer_code.get(self.train_ops[t].optimizer, "Adam")]
+        built = list(dict.fromkeys(adams))
+        first: List[str] = []
+        for run in self.runs:
+            for t in sorted((n for n in run.names if n in self.train_ops), key=list(self.train_ops).index):
+                opt = self.train_ops[t].optimizer
+                if opt in built and opt not in first:
+                    first.append(opt)
+        if len(built) > 1 and first != built[:len(first)]:
+            raise Decline(self.session or self.module, "two Adam optimizers first run in another order than "
+                                                       "they were built (their `beta1_power` names would swap)")
+
+    def mark_optimizer_placeholders(self) -> None:
+        """Placeholders read only as optimizer arguments (a fed learning rate), checked against every
+        statement of the graph construction that could read them: the forward pass, the losses lifted
+        from train ops, helpers, constants (gradient processing already declines placeholders)."""
+        wanted = {n for names in self.optimizer_feeds.values() for n in names}
+        if not wanted:
+            return
+        allowed = {id(p.node) for p in self.placeholders} | {id(f) for f in self.factories.values()}
+        for kind, stmt in self.items:
+            assign = _single_assign(stmt)
+            if kind in ("import", "session", "main") or id(stmt) in allowed:
+                continue
+            if kind == "keep" and assign is not None and isinstance(assign[0], cst.Name) and assign[0].value in self.optimizers:
+                continue  # the optimizer's own statement
+            if kind == "trainop":
+                hit: Set[str] = set()
+                for _, expr in self.lifted.get(id(stmt), []):
+                    hit |= names_of(expr).read & wanted
+            else:
+                hit = names_of(stmt).read & wanted
+            if hit:
+                raise Decline(stmt, f"the placeholder `{sorted(hit)[0]}` is read by an optimizer and by the graph")
+        for p in self.placeholders:
+            if p.name in wanted:
+                if self.bind_counts.get(p.name, 0) != 1 or p.name in self.global_names:
+                    raise Decline(p.node or self.module, f"the placeholder `{p.name}` is rebound")
+                p.optimizer_only = True
+                p.param = self.fresh(f"{p.name}_value")
+
+    def find_feed_dicts(self, session: cst.With) -> None:
+        """``feed = {x: ..., y: ...}`` statements in the session block: a name bound only by literal
+        dicts keyed by the same placeholders, and read only as ``feed_dict=`` of ``run`` calls (checked
+        as the block is read). Each becomes a dict keyed by the placeholders' names, evaluated where
+        it was, so every feed value is computed when TF 1 computed it."""
+        placeholders = {p.name for p in self.placeholders}
+        keysets: Dict[str, List[List[str]]] = {}
+        for line in _nodes_of(session, cst.SimpleStatementLine):
+            assign = _single_assign(line)
+            if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Dict):
+                continue
+            elements = assign[1].elements
+            if not elements or not all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name)
+                                       and e.key.value in placeholders for e in elements):
+                continue
+            keys = [e.key.value for e in elements]  # type: ignore[union-attr]
+            if len(set(keys)) != len(keys):
+                continue
+            keysets.setdefault(assign[0].value, []).append(keys)
+            self.feed_candidates[id(line)] = assign[0].value
+        module_level = (self.constants | self.forward_names | self.graph_names() | set(self.helpers)
+                        | self.optimizers | self.global_steps | set(self.imported) | {self.alias, self.session_name})
+        for name, sets in keysets.items():
+            if name not in module_level and len({tuple(sorted(k)) for k in sets}) == 1:
+                self.feed_dicts[name] = sets[0]
+        self.feed_candidates = {k: v for k, v in self.feed_candidates.items() if v in self.feed_dicts}
+
+    def feed_statement(self, stmt: cst.SimpleStatementLine) -> None:
+        assign = _single_assign(stmt)
+        assert assign is not None and isinstance(assign[1], cst.Dict)
+        elements = []
+        for e in assign[1].elements:
+            assert isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name)
+            read = names_of(e.value).read
+            hit = read & (self.graph_names() | self.global_steps | set(self.feed_dicts) | {self.session_name})
+            if self.alias in read or hit:
+                raise Decline(stmt, "a feed value computed from graph tensors or the session")
+            elements.append(e.with_changes(key=cst.SimpleString(f'"{e.key.value}"')))
+        self.feed_statements[id(stmt)] = stmt.with_changes(
+            body=[stmt.body[0].with_changes(value=assign[1].with_changes(elements=elements))])
 
     def block(self, body: Sequence[cst.BaseStatement]) -> None:
         for stmt in body:
@@ -856,7 +1381,10 @@ class Reader:
     def session_statement(self, stmt: cst.BaseStatement) -> None:
         sess = self.session_name
         expr = _expr_stmt(stmt)
-        if isinstance(expr, cst.Call) and self._is_run(expr):
+        if isinstance(expr, cst.Call) and self._is_init_run(expr):
+            self.dropped_runs.append(expr)
+            return
+        if isinstance(expr, cst.Call) and self._is_run(expr) and not self._is_eval(expr):
             fetch = _arg(expr, 0, "fetches")
             if fetch is not None and self._is_init(fetch):
                 if len(expr.args) != 1:
@@ -888,7 +1416,30 @@ class Reader:
     def _is_run(self, call: cst.Call) -> bool:
         func = call.func
         return (isinstance(func, cst.Attribute) and func.attr.value == "run" and isinstance(func.value, cst.Name)
-                and func.value.value == self.session_name)
+                and func.value.value == self.session_name) or self._is_eval(call)
+
+    def _is_eval(self, call: cst.Call) -> bool:
+        """``tensor.eval(feed_dict=...)`` (or ``session=sess``) of a forward tensor: ``sess.run(tensor, ...)``
+        in the session block, where the block's session is the default one."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "eval" and isinstance(func.value, cst.Name)
+                and func.value.value in self.forward_names):
+            return False
+        for i, a in enumerate(call.args):
+            if a.star or (a.keyword is None and i > 0) or (a.keyword is not None and a.keyword.value not in ("feed_dict", "session")):
+                return False
+            if a.keyword is not None and a.keyword.value == "session" and not (
+                    isinstance(a.value, cst.Name) and a.value.value == self.session_name):
+                return False
+        return True
+
+    def _is_init_run(self, call: cst.Call) -> bool:
+        """``tf.global_variables_initializer().run()`` / ``init.run()`` (optionally ``session=sess``)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "run" and self._is_init(func.value)):
+            return False
+        return all(a.keyword is not None and a.keyword.value == "session" and isinstance(a.value, cst.Name)
+                   and a.value.value == self.session_name for a in call.args)
 
     def _is_init(self, fetch: cst.BaseExpression) -> bool:
         if isinstance(fetch, cst.Name) and fetch.value in self.init_names:
@@ -896,12 +1447,21 @@ class Reader:
         return isinstance(fetch, cst.Call) and self.path(fetch.func) in _INITIALIZERS and not fetch.args
 
     def plain_with_runs(self, node: cst.CSTNode, stmt: cst.CSTNode) -> None:
+        if id(node) in self.feed_candidates:
+            self.feed_statement(node)  # type: ignore[arg-type]
+            return
+        if names_of(node).bound & set(self.feed_dicts):
+            raise Decline(stmt, f"the feed dict `{sorted(names_of(node).bound & set(self.feed_dicts))[0]}` is "
+                                "bound other than by a literal dict of placeholders")
         runs = [c for c in calls_of(node) if self._is_run(c)]
         rest = node
         for call in runs:
             self.run_site(call)
             rest = rest.deep_replace(call, cst.Name("None"))
         names = names_of(rest).read
+        if names & set(self.feed_dicts):
+            raise Decline(stmt, f"the feed dict `{sorted(names & set(self.feed_dicts))[0]}` is used other than "
+                                "as `feed_dict=` of a `run`")
         if self.session_name in names:
             raise Decline(stmt, f"the session `{self.session_name}` is used other than by `{self.session_name}.run(...)`")
         for call in calls_of(rest):
@@ -916,10 +1476,16 @@ class Reader:
     def run_site(self, call: cst.Call) -> None:
         fetch = _arg(call, 0, "fetches")
         feed = _arg(call, 1, "feed_dict")
-        for a in call.args:
+        if self._is_eval(call):
+            assert isinstance(call.func, cst.Attribute)
+            fetch, feed = call.func.value, _arg(call, 0, "feed_dict")
+            call_args = [a for a in call.args if a.keyword is None or a.keyword.value != "session"]
+        else:
+            call_args = list(call.args)
+        for a in call_args:
             if a.star or (a.keyword is not None and a.keyword.value not in ("fetches", "feed_dict")):
                 raise Decline(call, "`run` with options, run_metadata or */** arguments")
-        if len([a for a in call.args if a.keyword is None]) > 2:
+        if len([a for a in call_args if a.keyword is None]) > 2:
             raise Decline(call, "`run` with options or run_metadata")
         if fetch is None:
             raise Decline(call, "`run` without fetches")
@@ -929,12 +1495,20 @@ class Reader:
                 isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in fetch.elements):
             names = [e.value.value for e in fetch.elements]  # type: ignore[union-attr]
             container = "list" if isinstance(fetch, cst.List) else "tuple"
+        elif isinstance(fetch, cst.Dict) and fetch.elements and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and isinstance(e.value, cst.Name)
+                for e in fetch.elements):
+            keys = [e.key.evaluated_value for e in fetch.elements]  # type: ignore[union-attr]
+            if len(set(keys)) != len(keys):
+                raise Decline(call, "a dict fetch with a repeated key")
+            names = [e.value.value for e in fetch.elements]  # type: ignore[union-attr]
+            container = "dict"
         elif isinstance(fetch, cst.SimpleString):
             raise Decline(call, "a tensor fetched by name")
         elif self.alias in names_of(fetch).read:
             raise Decline(call, "ops created inside the session block (a fetch builds new ops)")
         else:
-            raise Decline(call, "fetches that are not a name or a list/tuple of names")
+            raise Decline(call, "fetches that are not a name, a list/tuple of names or a dict of string keys to names")
         trains = [n for n in names if n in self.train_ops]
         for n in names:
             if n in self.train_ops or n in self.forward_names:
@@ -953,8 +1527,15 @@ class Reader:
         optimizers = [self.train_ops[n].optimizer for n in trains]
         if len(set(optimizers)) != len(optimizers) or len(set(trains)) != len(trains):
             raise Decline(call, "two training ops of one optimizer in one `run`")
+        keys = [e.key for e in fetch.elements] if container == "dict" else []  # type: ignore[union-attr]
+        if feed is None and all(n in self.global_steps for n in names):
+            self.runs.append(RunSite(call, names, container, {}, keys, only_global_steps=True))
+            return
         feeds: Dict[str, cst.BaseExpression] = {}
-        if feed is not None:
+        if isinstance(feed, cst.Name) and feed.value in self.feed_dicts:
+            for key in self.feed_dicts[feed.value]:
+                feeds[key] = cst.parse_expression(f'{feed.value}["{key}"]')
+        elif feed is not None:
             if not isinstance(feed, cst.Dict):
                 raise Decline(call, "a feed dict that is not a literal `{placeholder: value}`")
             for element in feed.elements:
@@ -964,10 +1545,15 @@ class Reader:
                 if key not in {p.name for p in self.placeholders} or key in feeds:
                     raise Decline(call, f"a feed of `{key}`, which is not a placeholder (or is fed twice)")
                 feeds[key] = element.value
-        missing = [p.name for p in self.placeholders if p.name not in feeds]
+        for p in self.placeholders:
+            if p.default is not None and p.name not in feeds:
+                feeds[p.name] = p.default  # what TF 1 computes for a placeholder_with_default not fed
+        needed = {n for t in trains for n in self.optimizer_feeds.get(self.train_ops[t].optimizer, [])}
+        missing = [p.name for p in self.placeholders if p.name not in feeds and (not p.optimizer_only or p.name in needed)]
         if missing:
             raise Decline(call, f"placeholder `{missing[0]}` is not fed by this `run`")
-        self.runs.append(RunSite(call, names, container, feeds))
+        fed_optimizer = [p.name for p in self.placeholders if p.optimizer_only and p.name in feeds]
+        self.runs.append(RunSite(call, names, container, feeds, keys, optimizer_feeds=fed_optimizer))
 
 
 class _Substitute(cst.CSTTransformer):

@@ -32,6 +32,9 @@ FORWARD = SAME_IN_TF2 | frozenset({
     "losses.sparse_softmax_cross_entropy", "losses.huber_loss",
     "get_variable", "variable_scope", "name_scope",
     "layers.dense", "layers.flatten",
+    # TF 1 RNN cells (tf-keras' legacy layers: their variables come from get_variable, so
+    # track_tf1_style_variables keeps their names and reuses them) and dynamic_rnn
+    "nn.rnn_cell.BasicLSTMCell", "nn.rnn_cell.GRUCell", "nn.rnn_cell.BasicRNNCell", "nn.dynamic_rnn",
     "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "truncated_normal_initializer", "zeros_initializer", "initializers.constant",
@@ -39,6 +42,9 @@ FORWARD = SAME_IN_TF2 | frozenset({
     "initializers.random_normal", "initializers.random_uniform", "initializers.truncated_normal",
     "initializers.zeros",
 })
+
+# Initializer classes: allowed as an ``*initializer=`` argument (they run once, at variable creation).
+INITIALIZERS = frozenset(n for n in FORWARD if n.endswith("_initializer") or n.startswith("initializers."))
 
 # Gradient processing between ``compute_gradients`` and ``apply_gradients``.
 PROCESSING = frozenset({"clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm",

@@ -1,6 +1,7 @@
 """TFC301 and TensorFlow imports besides ``import tensorflow as tf`` (no TensorFlow needed): the
 ``from tensorflow.python.framework import ops`` alias of ``reset_default_graph`` is followed and
-dropped, other uses of it and the TF 1 MNIST tutorial loader are declined with their true cause."""
+dropped, other uses of it, the TF 1 MNIST tutorial loader and a session bound to a name
+(`sess = tf.Session()`) are declined with their true cause."""
 
 from __future__ import annotations
 
@@ -86,3 +87,11 @@ def test_mnist_tutorial_loader_is_declined_with_the_fix_to_make(imp):
     reason = _decline(HEADER + imp + GRAPH + SESSION)
     assert reason == ("imports `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship: load the data with "
                       "`tf.keras.datasets.mnist` (numpy arrays) first, then run fix again")
+
+
+@pytest.mark.parametrize("call", ["tf.Session()", "tf.InteractiveSession()"])
+def test_session_bound_to_a_name_is_declined_as_such(call):
+    """`sess = tf.Session()` before the graph's use is declined naming the session, not the forward pass."""
+    loop = SESSION.replace("with tf.Session() as sess:\n", "").replace("\n    ", "\n")
+    reason = _decline(HEADER + GRAPH + f"sess = {call}\n" + loop)
+    assert reason == (f"a session opened by `sess = {call}` (only a `with tf.Session() as sess:` block is followed)")

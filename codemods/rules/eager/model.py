@@ -815,6 +815,9 @@ class Reader:
         if assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call):
             name, value = assign[0].value, assign[1]
             path = self.path(value.func)
+            if path in ("Session", "InteractiveSession"):
+                raise Decline(stmt, f"a session opened by `{name} = tf.{path}()` (only a `with tf.Session() as "
+                                    "sess:` block is followed)")
             if path == "placeholder":
                 self.placeholder(name, value, stmt)
                 self.items.append(("drop", stmt))

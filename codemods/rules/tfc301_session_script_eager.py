@@ -40,7 +40,9 @@ class SessionScriptEager(TfcCodemod):
     (`BasicLSTMCell`, `GRUCell`, `BasicRNNCell`) with `dynamic_rnn`; random initializers passed
     as `initializer=` arguments; a module-level `tf.Variable(tf.truncated_normal(...)/zeros(...),
     name=...)` run once under variable scopes entered once (it becomes `get_variable` with the same
-    name and distribution). Two Adam optimizers must first train in the order they were built
+    name and distribution); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
+    `from tensorflow.python.framework import ops` (the same function), at module level before
+    TensorFlow is first used (dropped, with that import). Two Adam optimizers must first train in the order they were built
     (their `beta1_power` variables are named in that order in both worlds).
 
     Declined, with the cause named and the file left to the per-site rules: Estimator
@@ -49,7 +51,10 @@ class SessionScriptEager(TfcCodemod):
     not opened by `with tf.Session() as sess:`, `tf.Variable` in helpers or loops, dropout and
     other random ops in the forward pass, batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
-    `from tensorflow import ...`, any TF name outside the rule's tables, notebooks (the program
+    `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,
+    `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship, the decline says to load the
+    data with `tf.keras.datasets.mnist` first), a `reset_default_graph()` after TensorFlow was
+    first used (it discards the seed and graph built so far), any TF name outside the rule's tables, notebooks (the program
     would move code across cells), a session opened inside a function (not reported: not a
     session script), and anything else the program model cannot follow.
 

@@ -149,20 +149,32 @@ def _reset_python_randomness() -> None:
     np.random.seed(0)
 
 
+def _before_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+    """The legacy importer, except that ``tensorflow.python...`` (TF's internal modules, which
+    TF 1.15 had too: ``from tensorflow.python.framework import ops``) is the real module."""
+    import reference
+
+    if level == 0 and name.startswith("tensorflow.python") and fromlist:
+        return builtins.__import__(name, globals, locals, fromlist, level)
+    return reference._legacy_import(name, globals, locals, fromlist, level)
+
+
 def run_before(source: str) -> Dict[str, Any]:
     import tensorflow as tf
     import reference  # tests/ is on sys.path
 
     _reset_python_randomness()
     tf.keras.backend.clear_session()
-    graph = tf.Graph()
+    # a fresh default graph, not a nested ``with tf.Graph().as_default()``: a script may call
+    # ``tf.reset_default_graph()``, which TF 1 forbids inside a nested graph
+    tf.compat.v1.reset_default_graph()
     buf = io.StringIO()
     scope: Dict[str, Any] = {"__name__": "__main__"}
     legacy_builtins = dict(vars(builtins))
-    legacy_builtins["__import__"] = reference._legacy_import
+    legacy_builtins["__import__"] = _before_import
     scope["__builtins__"] = legacy_builtins
     result: Dict[str, Any] = {"ok": True}
-    with graph.as_default(), _BeforeRecorder(tf) as rec:
+    with _BeforeRecorder(tf) as rec:
         try:
             with contextlib.redirect_stdout(buf):
                 exec(compile(source, "<script>", "exec"), scope)  # noqa: S102 - test harness

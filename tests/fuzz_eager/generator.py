@@ -11,7 +11,8 @@ cells, one or two optimizers (GANs: ``var_list`` by scope), constant or ``expone
 learning rates with a global step, ``minimize`` / compute-clip-apply (``clip_by_value``,
 ``clip_by_norm``) / ``zip(*compute_gradients)`` + ``clip_by_global_norm`` / ``tf.gradients`` +
 ``clip_by_global_norm``, UPDATE_OPS under ``control_dependencies``, ``is_training`` and
-``keep_prob`` placeholders, several fetches per training run, evaluation runs with other feeds
+``keep_prob`` placeholders, a module-level ``tf.reset_default_graph()`` / ``ops.reset_default_graph()``
+(``from tensorflow.python.framework import ops``) before the graph, several fetches per training run, evaluation runs with other feeds
 (``sess.run`` and ``Tensor.eval``), then one ``with tf.Session() as sess:`` loop.
 
 Just outside it (``Program.outside`` names the construct; the rule must decline and leave the
@@ -56,6 +57,7 @@ class _Gen:
         # stream (and every program that does not take a new production) stays as it was
         self.alt = random.Random(f"{seed}:{index}:round2")
         self.alt3 = random.Random(f"{seed}:{index}:round3")  # productions added with wip/eager2
+        self.alt4 = random.Random(f"{seed}:{index}:round4")  # productions added with wip/eager3
 
     def pick(self, tag_prefix: str, options, weights=None):
         choice = self.r.choices(options, weights=weights)[0]
@@ -590,6 +592,14 @@ def program(seed: int, index: int) -> Program:
     """The ``index``-th program of ``seed`` with its tags."""
     g = _Gen(seed, index)
     header = ["import numpy as np", "import tensorflow as tf", "", f"tf.set_random_seed({g.r.randrange(1000)})", ""]
+    # the default graph reset before the graph is built: ``tf.reset_default_graph()`` or through
+    # ``from tensorflow.python.framework import ops`` (the same function)
+    reset = g.alt4.choices(["none", "tf", "ops"], weights=[6, 1, 2])[0]
+    if reset != "none":
+        g.tags.add(f"reset:{reset}")
+        if reset == "ops":
+            header.insert(2, "from tensorflow.python.framework import ops")
+        header.insert(header.index("") + 1, f"{'ops' if reset == 'ops' else 'tf'}.reset_default_graph()")
     outside = g.r.choices([None] + list(OUTSIDE), weights=[70] + [30 / len(OUTSIDE)] * len(OUTSIDE))[0]
     if outside == "queue_runners":
         body = _QUEUE.format(rs=g.r.randrange(100), opt="AdamOptimizer").split("\n")

@@ -300,6 +300,16 @@ def _unwrap(stmt: cst.BaseStatement, session: cst.With, transformer: _Session) -
 
 
 def _imports(stmt: cst.SimpleStatementLine, program: Program) -> List[cst.BaseStatement]:
+    # ``from tensorflow.python.framework import ops``: the model followed ``ops`` only in the
+    # ``ops.reset_default_graph()`` statements it dropped, so the import goes too
+    kept = [small for small in stmt.body
+            if not (isinstance(small, cst.ImportFrom) and small.module is not None
+                    and dotted(small.module) == ["tensorflow", "python", "framework"])]
+    if not kept:
+        return []
+    if len(kept) != len(stmt.body):
+        kept[-1] = kept[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        stmt = stmt.with_changes(body=kept)
     if program.prefix != "compat.v1.":
         return [stmt]
     body = []

@@ -50,6 +50,8 @@ _VARIABLE_MAKERS = frozenset({"get_variable"})
 _SCHEDULES = frozenset({"train.exponential_decay"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 _RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
+_MNIST_TUTORIAL = ("imports `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship: load the data with "
+                   "`tf.keras.datasets.mnist` (numpy arrays) first, then run fix again")
 _DECLINED_NAMES = {
     "Variable": "`tf.Variable` in the forward pass would be created again on every eager call "
                 "(use `tf.get_variable`)",
@@ -367,6 +369,12 @@ class Reader:
         self.constants: Set[str] = set()
         self.helpers: Dict[str, cst.FunctionDef] = {}
         self.imported: Dict[str, str] = {}  # name bound by a non-TensorFlow import -> its module
+        # names bound by ``from tensorflow.python.framework import ops``: the rule follows them only as
+        # ``ops.reset_default_graph()`` (the very function ``tf.compat.v1.reset_default_graph`` is) in a
+        # module-level statement before the graph is built, and drops those statements and the import
+        self.ops_aliases: Set[str] = set()
+        self.dropped_resets: Set[int] = set()  # ids of the Name nodes of the dropped ``ops.`` resets
+        self.graph_started = False  # a module-level statement before the session has used TensorFlow
         self.factories: Dict[str, cst.FunctionDef] = {}
         self.optimizers: Set[str] = set()
         self.global_steps: Set[str] = set()
@@ -401,6 +409,10 @@ class Reader:
     def path(self, node: cst.BaseExpression) -> Optional[str]:
         """The canonical TF 1 path of ``tf.<...>`` (``compat.v1.`` stripped), else None."""
         parts = dotted(node)
+        if parts and parts[0] in self.ops_aliases:
+            # ``ops.reset_default_graph`` is ``tf.compat.v1.reset_default_graph`` (the same function);
+            # any other use of ``ops`` is declined by check_ops_uses
+            return "reset_default_graph" if parts[1:] == ["reset_default_graph"] else None
         if not parts or not self.alias or parts[0] != self.alias:
             return None
         path = self.prefix + ".".join(parts[1:])
@@ -485,10 +497,11 @@ class Reader:
 
     def read(self) -> Program:
         self.outside_the_class()
-        self.alias, self.prefix, self.imported = "", "", {}
+        self.alias, self.prefix, self.imported, self.ops_aliases = "", "", {}, set()
         body = list(self.module.body)
         for index, stmt in enumerate(body):
             self.statement(index, stmt, top=True)
+        self.check_ops_uses()
         if self.session is None:
             raise Decline(self.module, "no `with tf.Session() as sess:` block")
         if not self.alias:
@@ -547,12 +560,43 @@ class Reader:
             return
         self.graph_statement(index, stmt)
 
+    def check_ops_uses(self) -> None:
+        """Every use of a name bound by ``from tensorflow.python.framework import ops`` is a dropped
+        module-level ``ops.reset_default_graph()`` (the emitted program drops the import)."""
+        if not self.ops_aliases:
+            return
+        dropped = self.dropped_resets
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, cst.ImportFrom) and s.module is not None
+                    and dotted(s.module) == ["tensorflow", "python", "framework"] for s in stmt.body):
+                continue
+            if id(stmt) in dropped:
+                continue
+            visitor = _Names()
+            stmt.visit(visitor)
+            used = (visitor.read | visitor.bound) & self.ops_aliases
+            if used:
+                name = sorted(used)[0]
+                raise Decline(stmt, f"`{name}` (from `tensorflow.python.framework`) is used other than by a "
+                                    f"module-level `{name}.reset_default_graph()` before the graph is built")
+
     def imports(self, stmt: cst.SimpleStatementLine) -> None:
         for small in stmt.body:
             if isinstance(small, cst.ImportFrom):
                 module = dotted(small.module) if small.module is not None else None
+                if module and module[:4] == ["tensorflow", "examples", "tutorials", "mnist"]:
+                    raise Decline(stmt, _MNIST_TUTORIAL)
+                if (module == ["tensorflow", "python", "framework"] and not isinstance(small.names, cst.ImportStar)
+                        and all(isinstance(a.name, cst.Name) and a.name.value == "ops"
+                                and (a.asname is None or isinstance(a.asname.name, cst.Name)) for a in small.names)):
+                    for alias in small.names:
+                        self.ops_aliases.add(alias.asname.name.value if alias.asname is not None else "ops")
+                    continue
                 if module and module[0] == "tensorflow":
-                    raise Decline(stmt, "`from tensorflow... import` (only `import tensorflow as tf` is followed)")
+                    raise Decline(stmt, "`from tensorflow... import` (only `import tensorflow as tf`, and "
+                                        "`from tensorflow.python.framework import ops` used as "
+                                        "`ops.reset_default_graph()`, are followed)")
                 if not isinstance(small.names, cst.ImportStar):
                     for alias in small.names:
                         bound = alias.asname.name if alias.asname is not None else alias.name
@@ -568,6 +612,8 @@ class Reader:
                     if isinstance(bound, cst.Name):
                         self.imported[bound.value] = ".".join(parts)
                     continue
+                if parts[:4] == ["tensorflow", "examples", "tutorials", "mnist"]:
+                    raise Decline(stmt, _MNIST_TUTORIAL)
                 asname = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else None
                 if parts == ["tensorflow"]:
                     prefix = ""
@@ -747,14 +793,31 @@ class Reader:
         if expr is not None and isinstance(expr, cst.Call):
             path = self.path(expr.func)
             if path in _DROPPED_CALLS:
+                if path == "reset_default_graph":
+                    if expr.args:
+                        raise Decline(stmt, "`reset_default_graph` with arguments")
+                    if self.graph_started:
+                        raise Decline(stmt, "`reset_default_graph()` after TensorFlow was first used (it discards "
+                                            "the graph and its random seed built so far, which the eager program "
+                                            "would keep)")
+                    func = dotted(expr.func) or []
+                    if func[0] in self.ops_aliases:
+                        self.dropped_resets.add(id(stmt))
                 self.items.append(("drop", stmt))
                 return
+        if self.alias in names_of(stmt).read:
+            self.graph_started = True
+        if expr is not None and isinstance(expr, cst.Call):
+            path = self.path(expr.func)
             if path == "set_random_seed":
                 self.items.append(("keep", stmt))
                 return
         if assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call):
             name, value = assign[0].value, assign[1]
             path = self.path(value.func)
+            if path in ("Session", "InteractiveSession"):
+                raise Decline(stmt, f"a session opened by `{name} = tf.{path}()` (only a `with tf.Session() as "
+                                    "sess:` block is followed)")
             if path == "placeholder":
                 self.placeholder(name, value, stmt)
                 self.items.append(("drop", stmt))

@@ -1,0 +1,97 @@
+"""TFC301 and TensorFlow imports besides ``import tensorflow as tf`` (no TensorFlow needed): the
+``from tensorflow.python.framework import ops`` alias of ``reset_default_graph`` is followed and
+dropped, other uses of it, the TF 1 MNIST tutorial loader and a session bound to a name
+(`sess = tf.Session()`) are declined with their true cause."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+import pytest
+
+from codemods.rules.eager.emit import emit
+from codemods.rules.eager.model import Decline, Reader
+
+HEADER = "import numpy as np\nimport tensorflow as tf\n"
+GRAPH = '''x = tf.placeholder(tf.float32, [None, 3])
+y = tf.placeholder(tf.float32, [None, 1])
+w = tf.get_variable("w", [3, 1])
+loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+'''
+SESSION = '''
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(3):
+        _, loss_value = sess.run([train_op, loss], {x: np.ones((4, 3)), y: np.ones((4, 1))})
+        print(loss_value)
+'''
+OPS = "from tensorflow.python.framework import ops\n"
+
+
+def _migrate(source: str) -> str:
+    reader = Reader(cst.parse_module(source))
+    return emit(reader.read(), reader)
+
+
+def _decline(source: str) -> str:
+    with pytest.raises(Decline) as info:
+        _migrate(source)
+    return info.value.reason
+
+
+@pytest.mark.parametrize("alias", ["ops", "framework_ops"])
+def test_ops_reset_before_the_graph_is_followed_and_dropped(alias):
+    """`ops.reset_default_graph()` before the graph (ops imported under any name) is dropped with its import."""
+    imp = OPS if alias == "ops" else OPS.replace("import ops", f"import ops as {alias}")
+    out = _migrate(HEADER + imp + f"\n{alias}.reset_default_graph()\ntf.set_random_seed(1)\n" + GRAPH + SESSION)
+    assert "tensorflow.python" not in out and "reset_default_graph" not in out
+    assert alias not in {n.id for n in ast.walk(ast.parse(out)) if isinstance(n, ast.Name)}
+    assert "tf.compat.v1.set_random_seed(1)" in out and "@tf.function" in out
+    compile(out, "<migrated>", "exec")
+
+
+def test_tf_and_ops_reset_give_the_same_program():
+    """`tf.reset_default_graph()` and `ops.reset_default_graph()` are the same function: same output."""
+    via_tf = _migrate(HEADER + "\ntf.reset_default_graph()\n" + GRAPH + SESSION)
+    via_ops = _migrate(HEADER + OPS + "\nops.reset_default_graph()\n" + GRAPH + SESSION)
+    assert via_tf == via_ops
+
+
+@pytest.mark.parametrize("prefix", ["tf", "ops"])
+def test_reset_after_tensorflow_was_used_is_declined(prefix):
+    """A reset after the seed or graph ops discards them in TF 1: declined, the cause named."""
+    reason = _decline(HEADER + OPS + f"tf.set_random_seed(1)\n{prefix}.reset_default_graph()\n" + GRAPH + SESSION)
+    assert reason.startswith("`reset_default_graph()` after TensorFlow was first used")
+
+
+@pytest.mark.parametrize("use", ["print(ops)\n", "g = ops.get_default_graph()\n", "ops = None\n",
+                                 "from numpy import ops\n"])
+def test_other_uses_of_ops_are_declined(use):
+    """Any use of `ops` besides a dropped module-level reset is declined (the import is dropped)."""
+    reason = _decline(HEADER + OPS + "ops.reset_default_graph()\n" + GRAPH + SESSION + use)
+    assert "is used other than by a module-level `ops.reset_default_graph()`" in reason
+
+
+def test_other_tensorflow_framework_imports_are_declined():
+    """`from tensorflow.python.framework import dtypes` is not an alias the rule follows."""
+    reason = _decline(HEADER + "from tensorflow.python.framework import ops, dtypes\n" + GRAPH + SESSION)
+    assert reason.startswith("`from tensorflow... import`")
+
+
+@pytest.mark.parametrize("imp", ["from tensorflow.examples.tutorials.mnist import input_data\n",
+                                 "import tensorflow.examples.tutorials.mnist.input_data as input_data\n"])
+def test_mnist_tutorial_loader_is_declined_with_the_fix_to_make(imp):
+    """The TF 1 MNIST tutorial loader is absent from TF 2: the decline says so and what to use instead."""
+    reason = _decline(HEADER + imp + GRAPH + SESSION)
+    assert reason == ("imports `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship: load the data with "
+                      "`tf.keras.datasets.mnist` (numpy arrays) first, then run fix again")
+
+
+@pytest.mark.parametrize("call", ["tf.Session()", "tf.InteractiveSession()"])
+def test_session_bound_to_a_name_is_declined_as_such(call):
+    """`sess = tf.Session()` before the graph's use is declined naming the session, not the forward pass."""
+    loop = SESSION.replace("with tf.Session() as sess:\n", "").replace("\n    ", "\n")
+    reason = _decline(HEADER + GRAPH + f"sess = {call}\n" + loop)
+    assert reason == (f"a session opened by `sess = {call}` (only a `with tf.Session() as sess:` block is followed)")

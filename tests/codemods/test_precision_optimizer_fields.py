@@ -134,3 +134,17 @@ def test_a_field_another_definition_may_supply_declines(old: str, new: str, caus
     source = _program(init=ADAM, build=BUILD).replace(old, new)
     declines = _declines(source)
     assert any("`self.optimizer`" in m and cause in m for m in declines), declines
+
+
+def test_a_field_that_holds_a_keras_optimizer_is_no_tf1_site() -> None:
+    """A field every write of which builds a Keras optimizer, set above the call, is no TF 1 training site (no decline)."""
+    source = _program(init="        self.optimizer = tf.keras.optimizers.Adam(0.1)\n", build=BUILD)
+    code, found = _run(source)
+    assert code == source and not any(c == "TFC202" or c.startswith("TFC1") for c, _, _ in found), found
+
+
+def test_a_keras_optimizer_field_set_in_another_method_still_declines() -> None:
+    """A Keras optimizer field set only in a method other than `__init__` still declines (it may hold something else)."""
+    extra = "    def setup(self):\n        self.optimizer = tf.keras.optimizers.Adam(0.1)\n"
+    declines = _declines(_program(build=BUILD, extra=extra))
+    assert any("neither in `__init__` nor in straight-line code above this call" in m for m in declines), declines

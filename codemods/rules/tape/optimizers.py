@@ -161,7 +161,10 @@ def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, ana
     tuple/loop/``with``/``del`` target, no ``setattr``/``__dict__``/``vars``), every value is a
     constructor of the same ``tf.train`` optimizer class (followed like a name's value), and one of
     them is in ``__init__`` or precedes the use in straight-line code of the use's method (so the
-    field was set by this file when the site runs). Anything else keeps the decline, with the cause."""
+    field was set by this file when the site runs). Every write building one Keras (or other
+    not-a-TF1-site) class, under the same conditions, makes the call no TF 1 training site. Anything
+    else keeps the decline, with the cause (a parameter, an unknown call, other classes, other writes,
+    a base class from elsewhere)."""
     field = f"`{facts.code(receiver, 50)}`"
     unknown = Optimizer("unknown", f"the optimizer {field} is an attribute; its class is unknown here")
     attr = receiver.attr.value
@@ -170,22 +173,10 @@ def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, ana
     if (analyzer is None or method is None or cls is None or facts.function_of(method) is not None
             or facts.parent(facts.parent(method)) is not cls or not _is_self(method, receiver.value)):
         return unknown
-    if not _plain_class(facts, cls, 0):
-        return Optimizer("unknown", f"the optimizer {field} is an attribute of `{cls.name.value}`, which has a base "
-                                    f"class defined elsewhere (it may define or set `{attr}`); its class is unknown here")
-    if _defines(facts, attr):
-        return Optimizer("unknown", f"the optimizer {field} is an attribute, and this module defines a function "
-                                    f"or class named `{attr}` (a property may compute it); its class is unknown here")
-    if _writes_fields_by_name(facts):
-        return Optimizer("unknown", f"the optimizer {field} is an attribute, and this module writes fields "
-                                    f"through `setattr`/`__dict__`/`vars`; its class is unknown here")
     stores = analyzer._all_field_stores().get(attr, [])
     if not stores:
         return Optimizer("unknown", f"the optimizer {field} is an attribute this file never assigns; its class "
                                     "is unknown here")
-    if _other_field_writes(facts, attr):
-        return Optimizer("unknown", f"the optimizer {field} is an attribute also written as a loop, `with` or "
-                                    "`del` target; its class is unknown here")
     infos = []
     for node, value in stores:
         target = node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
@@ -195,24 +186,47 @@ def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, ana
             return Optimizer("unknown", f"the optimizer {field} is an attribute, and a field `{attr}` is also set "
                                         f"by {facts.where(node)}; its class is unknown here")
         info = classify(facts, value, depth + 1, analyzer)
-        if info.kind in ("wrapper", "custom") + NOT_TF1_SITE_KINDS:
-            return info
-        if info.kind != "tf1":
+        if info.kind in ("wrapper", "custom"):
+            return info  # declined, naming the wrapper or the custom class
+        if info.kind == "unknown":
             if isinstance(value, cst.Name) and any(isinstance(a, Assignment) and isinstance(a.node, cst.Param)
                                                    for a in facts.assignments(value)):
                 return Optimizer("unknown", f"the optimizer {field} is set from the parameter `{value.value}`; its "
                                             "class is unknown here")
-            return Optimizer("unknown", f"the optimizer {field} is set to {facts.where(value)}: {info.what}")
+            return Optimizer("unknown", f"the optimizer {field} is set to {facts.where(value)}, whose optimizer class "
+                                        "is unknown here")
         infos.append((node, info))
-    classes = sorted({info.what for _, info in infos})
+    # Only now the ways a write may escape the statements above (a `tf1` or a not-a-site answer
+    # must hold for every write).
+    if not _plain_class(facts, cls, 0):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute of `{cls.name.value}`, which has a base "
+                                    f"class defined elsewhere (it may define or set `{attr}`); its class is unknown here")
+    if _defines(facts, attr):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute, and this module defines a function "
+                                    f"or class named `{attr}` (a property may compute it); its class is unknown here")
+    if _writes_fields_by_name(facts):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute, and this module writes fields "
+                                    f"through `setattr`/`__dict__`/`vars`; its class is unknown here")
+    if _other_field_writes(facts, attr):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute also written as a loop, `with` or "
+                                    "`del` target; its class is unknown here")
+    classes = sorted({f"{info.kind}:{info.what}" for _, info in infos})
     if len(classes) != 1:
         return Optimizer("unknown", f"the optimizer {field} is set to different optimizer classes "
-                                    f"({', '.join(f'`{c}`' for c in classes)}) in this file")
+                                    f"({', '.join(sorted(f'`{info.what}`' for info in {i.what: i for _, i in infos}.values()))}) "
+                                    f"in this file")
+    kind, what = infos[0][1].kind, infos[0][1].what
     if not any(_sets_before(facts, node, owner_of, receiver, method)
                for node, _ in infos for owner_of in [facts.function_of(node)]):
-        return Optimizer("unknown", f"the optimizer {field} is set to `{classes[0]}` neither in `__init__` nor in "
+        return Optimizer("unknown", f"the optimizer {field} is set to `{what}` neither in `__init__` nor in "
                                     f"straight-line code above this call in its method, so it may not be set when "
                                     f"this call runs; its class is unknown here")
+    if kind in NOT_TF1_SITE_KINDS:
+        return infos[0][1]  # every write builds, say, a Keras optimizer: no TF 1 training site
+    if kind != "tf1":
+        return Optimizer("unknown", f"the optimizer {field} holds a `{what}` optimizer; the tape form is written "
+                                    "only for a field that holds a `tf.train` optimizer itself")
+    classes = [what]
     ctor = infos[0][1].ctor if len(infos) == 1 else None
     return Optimizer("tf1", classes[0], ctor=ctor)
 

@@ -60,9 +60,11 @@ def _declines(source: str) -> List[str]:
     ("        opt = tf.train.MomentumOptimizer(0.1, 0.9)\n        self.optimizer = opt\n", BUILD),
     ("", "        if self.x is not None:\n" + "".join("    " + line for line in (ADAM + BUILD).splitlines(True))),
     ("        self.vars = {}\n" + ADAM, BUILD),
+    (ADAM, BUILD + "\n\nclass Value(object):\n    def __init__(self):\n" + ADAM),
+    (ADAM, BUILD + "\n\nm = Model()\nm.optimizer = tf.train.AdamOptimizer(0.5)\n"),
 ])
 def test_a_field_set_to_a_tf_train_optimizer_before_the_call_is_rewritten(init: str, build: str) -> None:
-    """A field every write of which builds one `tf.train` class, in `__init__` or above the call in its block, is rewritten."""
+    """A field every write of which (any object's) builds one `tf.train` class, set in `__init__` or above the call, is rewritten."""
     source = _program(init=init, build=build)
     code, found = _run(source)
     assert code != source and "apply_gradients(" in code and ".minimize(" not in code
@@ -92,13 +94,14 @@ def test_a_field_set_from_an_unknown_call_declines() -> None:
 
 
 @pytest.mark.parametrize("extra, cause", [
-    ("\nm = Model()\nm.optimizer = tf.train.GradientDescentOptimizer(0.1)\nm.build()\n", "also set by"),
+    ("\nm = Model()\nm.optimizer = tf.train.GradientDescentOptimizer(0.1)\nm.build()\n", "different optimizer classes"),
     ("\nm = Model()\nsetattr(m, 'optimizer', tf.train.GradientDescentOptimizer(0.1))\nm.build()\n", "setattr"),
     ("\nm = Model()\nwith make() as m.optimizer:\n    m.build()\n", "`with`"),
-    ("\nclass Other(object):\n    optimizer = None\n", "also set by"),
+    ("\nclass Other(object):\n    optimizer = None\n", "is set to `None`"),
+    ("\nclass Other(object):\n    def __init__(self):\n        self.a = self.optimizer = None\n", "also set by"),
 ])
 def test_a_field_written_elsewhere_in_the_file_declines(extra: str, cause: str) -> None:
-    """A field also written on another object, by `setattr`, as a `with` target or as a class attribute declines."""
+    """A field also set to another class on another object, by `setattr`, as a `with` target or to `None` declines."""
     declines = _declines(_program(init=ADAM, build=BUILD, extra=extra))
     assert any("`self.optimizer`" in m and cause in m for m in declines), declines
 

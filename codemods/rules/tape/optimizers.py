@@ -156,11 +156,12 @@ def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, ana
     """``self.X`` in a method of a class: the optimizer class of every value the module stores in a
     field named ``X``, when that is provably one ``tf.train`` class at this use.
 
-    Provable when every write to any field named ``X`` in the module is a plain ``self.X = value``
-    statement in a method of the use's class (no other object's ``X``, no class attribute, no
-    tuple/loop/``with``/``del`` target, no ``setattr``/``__dict__``/``vars``), every value is a
-    constructor of the same ``tf.train`` optimizer class (followed like a name's value), and one of
-    them is in ``__init__`` or precedes the use in straight-line code of the use's method (so the
+    Provable when every write to any field named ``X`` in the module (on any object, in any class)
+    is a plain ``obj.X = value`` statement (no tuple/loop/``with``/``del`` target, no
+    ``setattr``/``__dict__``/``vars``), every value is a constructor of the same ``tf.train``
+    optimizer class (followed like a name's value), the class has no base defined elsewhere nor a
+    property named ``X``, and one ``self.X = ...`` is in the class's ``__init__`` or precedes the use
+    in straight-line code of the use's method (so the
     field was set by this file when the site runs). Every write building one Keras (or other
     not-a-TF1-site) class, under the same conditions, makes the call no TF 1 training site. Anything
     else keeps the decline, with the cause (a parameter, an unknown call, other classes, other writes,
@@ -179,12 +180,12 @@ def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, ana
                                     "is unknown here")
     infos = []
     for node, value in stores:
-        target = node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
-        owner = facts.function_of(node)
-        if (value is None or not isinstance(target, cst.Attribute) or owner is None or facts.class_of(owner) is not cls
-                or facts.function_of(owner) is not None or not _is_self(owner, target.value)):
+        # (a write on another object or in another class counts the same: what matters is the class
+        # of every value any field named `attr` can hold)
+        if value is None:
             return Optimizer("unknown", f"the optimizer {field} is an attribute, and a field `{attr}` is also set "
-                                        f"by {facts.where(node)}; its class is unknown here")
+                                        f"by {facts.where(node)}, which this analysis does not follow; its class "
+                                        "is unknown here")
         info = classify(facts, value, depth + 1, analyzer)
         if info.kind in ("wrapper", "custom"):
             return info  # declined, naming the wrapper or the custom class
@@ -281,8 +282,13 @@ def _sets_before(facts: ModuleFacts, store: cst.CSTNode, owner: Optional[cst.Fun
     """The store is a statement of ``__init__``'s own body (not under a branch or loop), or of a
     block of the use's method that holds the use, above the statement that holds it (so it runs
     before the use whenever the use runs)."""
-    if owner is None:
+    if owner is None or facts.function_of(owner) is not None:
         return False
+    target = store.targets[0].target if isinstance(store, cst.Assign) and len(store.targets) == 1 else None
+    if not isinstance(target, cst.Attribute) or not _is_self(owner, target.value):
+        return False
+    if owner is not method and facts.parent(facts.parent(owner)) is not facts.parent(facts.parent(method)):
+        return False  # `__init__` of another class
     line = facts.parent(store)
     if not isinstance(line, cst.SimpleStatementLine):
         return False

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
-from libcst.metadata import Assignment, ImportAssignment
+from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.analysis import call_args
 from codemods.rules.tfnames import OPTIMIZER_WRAPPERS, TF1_OPTIMIZERS
@@ -143,9 +143,233 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
             return Optimizer(info.kind, info.what, ctor=info.ctor, name=receiver, inner=info.inner)
         return info
     if isinstance(receiver, cst.Attribute):
-        return Optimizer("unknown", f"the optimizer `{facts.code(receiver, 50)}` is an attribute; its class is "
-                                    "unknown here")
+        return _classify_field(facts, receiver, depth, analyzer)
     return Optimizer("unknown", "the optimizer expression is not a name or a constructor call")
+
+
+# names through which a module can write a field without an assignment statement the planner sees
+FIELD_WRITER_FUNCTIONS = ("setattr", "vars")  # builtins (as names, not as attributes: `self.vars` is a field)
+FIELD_WRITER_DUNDERS = ("__setattr__", "__dict__", "__getattribute__", "__slots__")
+
+
+def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, analyzer) -> Optimizer:
+    """``self.X`` in a method of a class: the optimizer class of every value the module stores in a
+    field named ``X``, when that is provably one ``tf.train`` class at this use.
+
+    Provable when every write to any field named ``X`` in the module (on any object, in any class)
+    is a plain ``obj.X = value`` statement (no tuple/loop/``with``/``del`` target, no
+    ``setattr``/``__dict__``/``vars``), every value is a constructor of the same ``tf.train``
+    optimizer class (followed like a name's value), the class has no base defined elsewhere nor a
+    property named ``X``, and one ``self.X = ...`` is in the class's ``__init__`` or precedes the use
+    in straight-line code of the use's method (so the
+    field was set by this file when the site runs). Every write building one Keras (or other
+    not-a-TF1-site) class, under the same conditions, makes the call no TF 1 training site. Anything
+    else keeps the decline, with the cause (a parameter, an unknown call, other classes, other writes,
+    a base class from elsewhere)."""
+    field = f"`{facts.code(receiver, 50)}`"
+    unknown = Optimizer("unknown", f"the optimizer {field} is an attribute; its class is unknown here")
+    attr = receiver.attr.value
+    method = facts.function_of(receiver)
+    cls = facts.class_of(method) if method is not None else None
+    if (analyzer is None or method is None or cls is None or facts.function_of(method) is not None
+            or facts.parent(facts.parent(method)) is not cls or not _is_self(method, receiver.value)):
+        return unknown
+    stores = analyzer._all_field_stores().get(attr, [])
+    if not stores:
+        return Optimizer("unknown", f"the optimizer {field} is an attribute this file never assigns; its class "
+                                    "is unknown here")
+    infos = []
+    for node, value in stores:
+        # (a write on another object or in another class counts the same: what matters is the class
+        # of every value any field named `attr` can hold)
+        if value is None:
+            return Optimizer("unknown", f"the optimizer {field} is an attribute, and a field `{attr}` is also set "
+                                        f"by {facts.where(node)}, which this analysis does not follow; its class "
+                                        "is unknown here")
+        info = classify(facts, value, depth + 1, analyzer)
+        if info.kind in ("wrapper", "custom"):
+            return info  # declined, naming the wrapper or the custom class
+        if info.kind == "unknown":
+            if isinstance(value, cst.Name) and any(isinstance(a, Assignment) and isinstance(a.node, cst.Param)
+                                                   for a in facts.assignments(value)):
+                return Optimizer("unknown", f"the optimizer {field} is set from the parameter `{value.value}`; its "
+                                            "class is unknown here")
+            return Optimizer("unknown", f"the optimizer {field} is set to {facts.where(value)}, whose optimizer class "
+                                        "is unknown here")
+        infos.append((node, info))
+    # Only now the ways a write may escape the statements above (a `tf1` or a not-a-site answer
+    # must hold for every write).
+    if not _plain_class(facts, cls, 0):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute of `{cls.name.value}`, which has a base "
+                                    f"class defined elsewhere (it may define or set `{attr}`); its class is unknown here")
+    if _defines(facts, attr):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute, and this module defines a function "
+                                    f"or class named `{attr}` (a property may compute it); its class is unknown here")
+    if _writes_fields_by_name(facts):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute, and this module writes fields "
+                                    f"through `setattr`/`__dict__`/`vars`; its class is unknown here")
+    if _other_field_writes(facts, attr):
+        return Optimizer("unknown", f"the optimizer {field} is an attribute also written as a loop, `with` or "
+                                    "`del` target; its class is unknown here")
+    classes = sorted({f"{info.kind}:{info.what}" for _, info in infos})
+    if len(classes) != 1:
+        return Optimizer("unknown", f"the optimizer {field} is set to different optimizer classes "
+                                    f"({', '.join(sorted(f'`{info.what}`' for info in {i.what: i for _, i in infos}.values()))}) "
+                                    f"in this file")
+    kind, what = infos[0][1].kind, infos[0][1].what
+    if not any(_sets_before(facts, node, owner_of, receiver, method)
+               for node, _ in infos for owner_of in [facts.function_of(node)]):
+        return Optimizer("unknown", f"the optimizer {field} is set to `{what}` neither in `__init__` nor in "
+                                    f"straight-line code above this call in its method, so it may not be set when "
+                                    f"this call runs; its class is unknown here")
+    if kind in NOT_TF1_SITE_KINDS:
+        return infos[0][1]  # every write builds, say, a Keras optimizer: no TF 1 training site
+    if kind != "tf1":
+        return Optimizer("unknown", f"the optimizer {field} holds a `{what}` optimizer; the tape form is written "
+                                    "only for a field that holds a `tf.train` optimizer itself")
+    classes = [what]
+    ctor = infos[0][1].ctor if len(infos) == 1 else None
+    return Optimizer("tf1", classes[0], ctor=ctor)
+
+
+def _plain_class(facts: ModuleFacts, cls: cst.ClassDef, depth: int) -> bool:
+    """``cls``'s bases are only ``object`` or classes of this module with the same property (no
+    metaclass): nothing outside this file defines its attributes."""
+    if depth > 5 or cls.keywords:
+        return False
+    for base in cls.bases:
+        value = base.value
+        if base.star or not isinstance(value, cst.Name):
+            return False
+        if value.value == "object" and all(isinstance(a, BuiltinAssignment) for a in facts.assignments(value)):
+            continue
+        local = _local_class(facts, value)
+        if local is None or not _plain_class(facts, local, depth + 1):
+            return False
+    return True
+
+
+def _defines(facts: ModuleFacts, attr: str) -> bool:
+    """A function or class named ``attr`` is defined somewhere in the module (a property, a method)."""
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if node.name.value == attr:
+                found.append(node)
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            if node.name.value == attr:
+                found.append(node)
+
+    facts.module.visit(Find())
+    return bool(found)
+
+
+def _is_self(method: cst.FunctionDef, expr: cst.BaseExpression) -> bool:
+    """``expr`` is the name of ``method``'s first parameter (``self``), never rebound in it."""
+    params = method.params.params
+    if not isinstance(expr, cst.Name) or not params or params[0].name.value != expr.value:
+        return False
+    if any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+           for d in method.decorators):
+        return False
+    return True
+
+
+def _sets_before(facts: ModuleFacts, store: cst.CSTNode, owner: Optional[cst.FunctionDef], use: cst.CSTNode,
+                 method: cst.FunctionDef) -> bool:
+    """The store is a statement of ``__init__``'s own body (not under a branch or loop), or of a
+    block of the use's method that holds the use, above the statement that holds it (so it runs
+    before the use whenever the use runs)."""
+    if owner is None or facts.function_of(owner) is not None:
+        return False
+    target = store.targets[0].target if isinstance(store, cst.Assign) and len(store.targets) == 1 else None
+    if not isinstance(target, cst.Attribute) or not _is_self(owner, target.value):
+        return False
+    if owner is not method and facts.parent(facts.parent(owner)) is not facts.parent(facts.parent(method)):
+        return False  # `__init__` of another class
+    line = facts.parent(store)
+    if not isinstance(line, cst.SimpleStatementLine):
+        return False
+    block = facts.parent(line)
+    if owner is not method:
+        return owner.name.value == "__init__" and block is owner.body
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    holder = None
+    for anc in facts.ancestors(use):
+        if anc is method:
+            return False
+        if facts.parent(anc) is block:
+            holder = anc
+            break
+    if holder is None:
+        return False
+    index = {id(stmt): k for k, stmt in enumerate(block.body)}
+    return id(holder) in index and id(line) in index and index[id(line)] < index[id(holder)]
+
+
+def _writes_fields_by_name(facts: ModuleFacts) -> bool:
+    """The module reads ``setattr``/``vars`` as names, or spells ``__dict__``/``__setattr__``/...:
+    it may write any field without an assignment statement."""
+    if any(dunder in facts.mentions for dunder in FIELD_WRITER_DUNDERS):
+        return True
+    if not any(name in facts.mentions for name in FIELD_WRITER_FUNCTIONS):
+        return False
+    attrs = set()
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            attrs.add(id(node.attr))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in FIELD_WRITER_FUNCTIONS and id(node) not in attrs:
+                found.append(node)
+
+    facts.module.visit(Find())
+    return bool(found)
+
+
+def _other_field_writes(facts: ModuleFacts, attr: str) -> bool:
+    """A field named ``attr`` is a ``for``/comprehension/``with``/``del`` target somewhere."""
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def _check(self, target: Optional[cst.CSTNode]) -> None:
+            if target is None:
+                return
+            for sub in _target_parts(target):
+                if isinstance(sub, cst.Attribute) and sub.attr.value == attr:
+                    found.append(sub)
+
+        def visit_For(self, node: cst.For) -> None:
+            self._check(node.target)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            self._check(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            self._check(node.name)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            self._check(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self._check(node.target)
+
+    facts.module.visit(Find())
+    return bool(found)
+
+
+def _target_parts(target: cst.CSTNode):
+    yield target
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_parts(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_parts(target.value)
 
 
 def is_keras_optimizer(name: str) -> bool:

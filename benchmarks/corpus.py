@@ -456,6 +456,11 @@ def unit_spans(sites: Sequence[Site]) -> Dict[int, List[Tuple[Optional[int], int
     return spans
 
 
+# Whole-program rules: an applied finding rewrites the file as one program (TFC301: a session script
+# made eager), so it covers every training unit of the file, wherever the finding itself sits.
+WHOLE_PROGRAM_CODES = ("TFC301",)
+
+
 def _is_verdict(row: Dict[str, Any]) -> bool:
     """A gradient-site verdict: a TF 2 rewrite (TFC101-TFC103) or a decline (TFC202)."""
     return row["code"] in ("TFC101", "TFC102", "TFC103", "TFC202")
@@ -474,6 +479,8 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
         rows = check_rows.get(rel, [])
         status_of_unit: Dict[int, str] = {}
         used: Set[int] = set()
+        whole_program = any(r["code"] in WHOLE_PROGRAM_CODES and r["fix"] in allowed
+                            and applied.get(rel, {}).get(r["code"]) for r in rows)
         for unit, spans in unit_spans(counted).items():
             covering = [r for r in rows if any(r.get("cell") == cell and first <= r["line"] <= last
                                                for cell, first, last in spans)]
@@ -483,7 +490,7 @@ def classify(before: Dict[str, ScanResult], check: Phase, fix: Phase, allowed: T
                               key=lambda r: (not r.get("applied"), r["fix"] == "none", r["line"]))
             covering = [r for r in covering if not _is_verdict(r)] + verdicts[:1]
             used |= {id(r) for r in covering}
-            if any(r["fix"] in allowed and applied.get(rel, {}).get(r["code"]) for r in covering):
+            if whole_program or any(r["fix"] in allowed and applied.get(rel, {}).get(r["code"]) for r in covering):
                 status_of_unit[unit] = "rewritten"
             elif covering:
                 status_of_unit[unit] = "reported"

@@ -321,8 +321,10 @@ def test_counts_against_a_scripted_tool(tmp_path: Path, schema: str) -> None:
 
 
 def test_real_tool_on_a_small_corpus(tmp_path: Path) -> None:
-    """With the real ``tfclip-migrate`` the canonical TFC101 site is rewritten, the contrib wrapper is
-    gone after ``fix``, the Python 2 file gets TFC900, and nothing crashes, breaks or flip-flops."""
+    """With the real ``tfclip-migrate`` the canonical TFC101 site is rewritten, a session script made
+    eager by TFC301 counts its training site as rewritten (was: "silently missed", the whole-program
+    finding sits on another line), the contrib wrapper is gone after ``fix``, the Python 2 file gets
+    TFC900, and nothing crashes, breaks or flip-flops."""
     corpus = tmp_path / "corpus"
     _write_corpus(corpus, {
         "r/rewritable.py": """\
@@ -344,6 +346,22 @@ def test_real_tool_on_a_small_corpus(tmp_path: Path) -> None:
                 opt = tf.contrib.estimator.clip_gradients_by_norm(opt, 5.0)
                 return tf.estimator.LinearRegressor(feature_columns=[], optimizer=opt)
             """,
+        "r/session.py": """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_data = np.ones([4, 3], np.float32)
+            x = tf.placeholder(tf.float32, [None, 3])
+            w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer())
+            cost = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+            train = tf.train.GradientDescentOptimizer(learning_rate=0.1).minimize(cost)
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for step in range(3):
+                    _, c = sess.run([train, cost], feed_dict={x: x_data})
+                    print(step, c)
+            """,
         "r/py2.py": FAKE_CORPUS["r/py2.py"],
     })
     data = _run(tmp_path, corpus, "--no-unsafe")
@@ -354,6 +372,7 @@ def test_real_tool_on_a_small_corpus(tmp_path: Path) -> None:
     assert status[("r/rewritable.py", "compute_gradients")] == "rewritten"
     assert status[("r/rewritable.py", "apply_gradients")] == "rewritten"
     assert status[("r/contrib.py", "clip_gradients_by_norm")] == "rewritten"
+    assert status[("r/session.py", "minimize")] == "rewritten"
     assert safe["contrib_before"] == 1 and safe["contrib_left"] == []
     assert data["tfc900"]["python2_reported"] == ["r/py2.py"]
     assert "unsafe" not in data["modes"]

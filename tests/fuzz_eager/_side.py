@@ -161,7 +161,7 @@ def _before_import(name, globals=None, locals=None, fromlist=(), level=0):  # no
 
 def run_before(source: str) -> Dict[str, Any]:
     import tensorflow as tf
-    import reference  # tests/ is on sys.path
+    import reference  # noqa: F401 - tests/ is on sys.path; imported before the script runs (its legacy importer)
 
     _reset_python_randomness()
     tf.keras.backend.clear_session()

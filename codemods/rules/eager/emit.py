@@ -189,16 +189,16 @@ def emit(program: Program, reader: Reader) -> str:
         f"    def __init__(self):\n"
         f"        super().__init__()\n"
         f"        self.tf1_variables = []\n"
-        + (f"        self.tf1_counts = {{}}\n" if program.trainable_calls else "") + "\n"
-        f"    def _record(self, next_creator, **kwargs):\n"
-        f"        variable = next_creator(**kwargs)\n"
-        f"        self.tf1_variables.append(variable)\n"
-        f"        return variable\n\n"
-        + (f"    def trainable_so_far(self, index):\n"
-           f'        """``tf.trainable_variables()`` where the TF 1 graph called it: the trainable variables created\n'
-           f'        before that point (counted on the first call, when they are created)."""\n'
-           f"        count = self.tf1_counts.setdefault(index, len(self.tf1_variables))\n"
-           f"        return [v for v in self.tf1_variables[:count] if v.trainable]\n\n"
+        + ("        self.tf1_counts = {}\n" if program.trainable_calls else "") + "\n"
+        "    def _record(self, next_creator, **kwargs):\n"
+        "        variable = next_creator(**kwargs)\n"
+        "        self.tf1_variables.append(variable)\n"
+        "        return variable\n\n"
+        + ("    def trainable_so_far(self, index):\n"
+           '        """``tf.trainable_variables()`` where the TF 1 graph called it: the trainable variables created\n'
+           '        before that point (counted on the first call, when they are created)."""\n'
+           "        count = self.tf1_counts.setdefault(index, len(self.tf1_variables))\n"
+           "        return [v for v in self.tf1_variables[:count] if v.trainable]\n\n"
            if program.trainable_calls else "") +
         f"    @{alias}.compat.v1.keras.utils.track_tf1_style_variables\n"
         f"    def call({signature}):\n"

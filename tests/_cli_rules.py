@@ -180,8 +180,11 @@ TEST_RULES = (RenameRule, CrashRule, GateRule, SegfaultRule)
 
 def _linger_at_exit(gate: str) -> None:
     """``$TFCLIP_TEST_LINGER_GATE``: once the command has returned and the interpreter is shutting
-    down (``atexit``), write ``exiting`` there and wait for ``go`` -- the window in which a late
-    signal used to meet the default handler again."""
+    down (``atexit``), put the default signal handlers back as CPython's finalization does
+    (``_PySignal_Fini``), write ``exiting`` there and wait for ``go`` -- the window in which a late
+    signal killed a finished run."""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
     with open(os.path.join(gate, "exiting"), "w"):
         pass
     deadline = time.monotonic() + 60

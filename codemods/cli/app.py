@@ -426,6 +426,8 @@ def main(argv: Optional[Sequence[str]] = None, *, rules: Optional[Sequence[type]
         except _signals.Interrupted as exc:  # a signal in an error path, before the output was complete
             code = exc.exit_code if reporter.finished else _interrupted(reporter, exc)
         _signals.stop_raising()  # the output is complete: a late signal changes nothing now
+        if own_process:
+            _signals.block_until_exit()
         return code
 
 

@@ -106,6 +106,16 @@ def stop_raising() -> None:
     _state.raised = True
 
 
+def block_until_exit() -> None:
+    """The command's own process, its output complete: block the handled signals for the rest of
+    its life. CPython's finalization puts the default handlers back (``_PySignal_Fini``), so a
+    signal arriving while the interpreter shuts down would kill a finished run; blocked, it stays
+    pending and is discarded when the process exits with the run's own exit code."""
+    stop_raising()
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+
+
 def received() -> Optional[int]:
     """The handled signal received during this run, if any."""
     return _state.received

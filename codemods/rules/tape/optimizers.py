@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
+
+from codemods.rules.tape.syntax import subtargets
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.analysis import call_args
@@ -340,7 +342,7 @@ def _other_field_writes(facts: ModuleFacts, attr: str) -> bool:
         def _check(self, target: Optional[cst.CSTNode]) -> None:
             if target is None:
                 return
-            for sub in _target_parts(target):
+            for sub in subtargets(target):  # an Attribute is always a leaf
                 if isinstance(sub, cst.Attribute) and sub.attr.value == attr:
                     found.append(sub)
 
@@ -361,15 +363,6 @@ def _other_field_writes(facts: ModuleFacts, attr: str) -> bool:
 
     facts.module.visit(Find())
     return bool(found)
-
-
-def _target_parts(target: cst.CSTNode):
-    yield target
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_parts(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_parts(target.value)
 
 
 def is_keras_optimizer(name: str) -> bool:

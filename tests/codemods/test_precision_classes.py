@@ -425,3 +425,56 @@ def test_storing_a_python_value_into_an_argument_does_not_taint_it() -> None:
     code, found = _run(source)
     assert code == source
     assert any(c == "TFC202" and "`args`" in message for c, _, message in found), found
+
+
+# -- h. a name rebound later in the block ends its history (the backward slice) ---------------
+
+SECTIONS = '''import numpy as np
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+A = tf.Variable(tf.ones([3, 1]))
+out = tf.matmul(x, A)
+loss = tf.reduce_mean(tf.square(out))
+first_step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+sess.run(first_step, feed_dict={{x: np.ones((2, 3))}})
+
+{rebind}
+xent = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(logits=out, labels=tf.ones_like(out)))
+second_step = tf.train.GradientDescentOptimizer(0.05).minimize(xent)
+'''
+
+REBOUND = '''x = tf.placeholder(tf.float32, [None, 3])
+A = tf.Variable(tf.zeros([3, 1]))
+out = tf.add(tf.matmul(x, A), 1.0)'''
+
+
+
+
+def test_names_rebound_in_a_later_section_leave_the_first_section_outside_the_tape() -> None:
+    """The cookbook's two examples in one file: the second loss reads only names the second
+    section rebinds, so the first section's `minimize` (and the session feeding its old
+    placeholder) are not among the statements that compute it, and the second site is rewritten."""
+    source = SECTIONS.format(rebind=REBOUND)
+    code, found = _run(source)
+    assert not any(c == "TFC202" and "another gradient computation" in m for c, _, m in found), found
+    assert code.count("tf.GradientTape()") == 2, code
+
+
+@pytest.mark.parametrize("rebind, why", [
+    # `out` is not rebound: the second loss still reads the first section's tensor
+    ("x = tf.placeholder(tf.float32, [None, 3])", "out"),
+    # the rebinding runs only under a condition: the first `out` may reach the loss
+    ("if np.ones(1)[0] > 0:\n    " + REBOUND.replace("\n", "\n    "), "conditional"),
+    # the new `out` is the old object under another name (an alias, not a new value)
+    ("kept = out\nout = kept", "alias"),
+])
+def test_a_name_not_certainly_rebound_keeps_its_history(rebind: str, why: str) -> None:
+    """Only a plain assignment at the block's level of a new value ends a name's history; when the
+    second loss may still read the first section's values, the first `minimize` is among the
+    statements the tape must wrap and the decline says so."""
+    source = SECTIONS.format(rebind=rebind)
+    _, found = _run(source)
+    assert any(c == "TFC202" and "another gradient computation" in m for c, _, m in found), (why, found)

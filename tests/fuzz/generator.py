@@ -31,7 +31,7 @@ import random
 from dataclasses import dataclass, field
 from typing import FrozenSet, List, Set
 
-from tests.fuzz import _blocks, _kinds, _precision
+from tests.fuzz import _blocks, _kinds, _precision, _rebinding
 from tests.fuzz._programs import PROGRAM_BLOCKS, actor_critic_program, eager_program, sections_program
 from tests.fuzz._sites import OPTIMIZERS, SITE_BLOCKS, gan_program, training_site
 
@@ -62,6 +62,8 @@ class Gen:
     r3: random.Random = field(default_factory=lambda: random.Random(0))
     # The fourth stream (issue 25's precision productions, ``_precision.py``): same rule.
     r4: random.Random = field(default_factory=lambda: random.Random(0))
+    # The fifth stream (round 7: names rebound later in the same block, ``_rebinding.py``): same rule.
+    r5: random.Random = field(default_factory=lambda: random.Random(0))
     tags: Set[str] = field(default_factory=set)
     counters: dict = field(default_factory=dict)
     has_regularizer: bool = False
@@ -97,6 +99,9 @@ def _model_body(g: Gen, h: str, width: int, out_width: int, *, allow=None):
     if allow is None and g.r3.random() < _kinds.GRAPH_SHARE:
         # (first, so that a module-level model computes it before anything else the loss needs)
         block_lines, h, width = _kinds.kinds_block(g, h, width)
+        lines += block_lines
+    if allow is None and g.r5.random() < _rebinding.GRAPH_SHARE:
+        block_lines, h, width = _rebinding.rebinding_block(g, h, width)
         lines += block_lines
     if allow is None and g.r4.random() < _precision.GRAPH_SHARE:
         block_lines, h, width = _precision.precision_block(g, h, width)
@@ -289,7 +294,8 @@ def _graph_program(g: Gen) -> str:
 def generate(seed: int, index: int) -> Program:
     """The ``index``-th program of ``seed`` (reproducible alone)."""
     g = Gen(random.Random(f"{seed}:{index}"), random.Random(f"{seed}:{index}:round2"),
-            random.Random(f"{seed}:{index}:round3"), random.Random(f"{seed}:{index}:round4"))
+            random.Random(f"{seed}:{index}:round3"), random.Random(f"{seed}:{index}:round4"),
+            random.Random(f"{seed}:{index}:round7"))
     roll = g.rng.random()
     new_kind = g.alt.random()
     if roll >= 0.2 and new_kind < NEW_KINDS:
@@ -328,7 +334,7 @@ def _all_blocks() -> FrozenSet[str]:
         "module_tensor_helper", "towers", "towers_append", "towers_extend", "towers_iadd", "towers_item",
         "import_tensorflow_as_tf", "import_compat_v1", "disable_control_flow_v2", "eager", "gan",
     }
-    return frozenset(model | SITE_BLOCKS | PROGRAM_BLOCKS | _kinds.KIND_TAGS | _precision.PRECISION_TAGS
+    return frozenset(model | SITE_BLOCKS | PROGRAM_BLOCKS | _kinds.KIND_TAGS | _precision.PRECISION_TAGS | _rebinding.REBINDING_TAGS
                      | {"optimizer_" + name for name in OPTIMIZERS})
 
 

@@ -51,7 +51,8 @@ def tape_region(analyzer: Analyzer, block_body: Sequence[cst.BaseStatement], ind
     facts = analyzer.facts
     site_stmt = site_node if site_node is not None else block_body[index]
     loss_effects = analyzer.expression_effects(loss, site_stmt)
-    needed: Set[str] = set(loss_effects.reads)
+    needed: Set[str] = set(loss_effects.reads)  # every name the slice reads (for the boundary checks)
+    live: Set[str] = set(needed)  # names whose value here still reaches the loss
     needs_collections = loss_effects.collection_read is not None
     members: List[int] = []
     for j in range(index - 1, -1, -1):
@@ -60,13 +61,17 @@ def tape_region(analyzer: Analyzer, block_body: Sequence[cst.BaseStatement], ind
         mutated = set()
         for name in effects.mutates:
             mutated |= analyzer.aliases(name)
-        touches = bool(effects.binds & needed) or bool(mutated & needed) or (
+        touches = bool(effects.binds & live) or bool(mutated & live) or (
             needs_collections and effects.collection_write is not None)
         if not touches:
             continue
-        if _neutral(analyzer, stmt, effects) and not (mutated & needed):
+        killed = _definite_rebinds(analyzer, stmt)
+        if _neutral(analyzer, stmt, effects) and not (mutated & live):
+            live -= killed
             continue
         members.append(j)
+        live -= killed
+        live |= effects.reads
         needed |= effects.reads
         if effects.collection_read is not None:
             needs_collections = True
@@ -99,6 +104,27 @@ def _neutral(analyzer: Analyzer, stmt: cst.BaseStatement, effects: Effects) -> b
             or effects.gradients:
         return False
     return analyzer.kind(small.value) in (Kind.FREE, Kind.VARIABLE)
+
+
+def _definite_rebinds(analyzer: Analyzer, stmt: cst.BaseStatement) -> Set[str]:
+    """Names ``stmt`` certainly binds to a new value: ``a = b = <expression>`` alone on its line, at
+    this block's level (so it runs whenever the statements after it run), plain name targets. The
+    backward slice stops following such a name above ``stmt``: an earlier binding of it, or an
+    earlier change to the object it named, cannot reach the value read later (the cookbook's second
+    example re-using the first's names). Not when the value may be an object that existed before:
+    a name, attribute or item read (``a = b`` aliases ``b``), or a name the module may alias to
+    another (:meth:`Analyzer.aliases`) -- then earlier changes through that other name still count."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return set()
+    small = stmt.body[0]
+    if not isinstance(small, cst.Assign) or not all(isinstance(t.target, cst.Name) for t in small.targets):
+        return set()
+    if isinstance(small.value, (cst.Name, cst.Attribute, cst.Subscript, cst.NamedExpr)):
+        return set()
+    names = {t.target.value for t in small.targets}  # type: ignore[union-attr]
+    if len(names) != len(small.targets):
+        return set()
+    return {name for name in names if analyzer.aliases(name) == {name}}
 
 
 def _loss_origin(facts: ModuleFacts, loss: cst.Name) -> str:

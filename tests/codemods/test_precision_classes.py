@@ -478,3 +478,77 @@ def test_a_name_not_certainly_rebound_keeps_its_history(rebind: str, why: str) -
     source = SECTIONS.format(rebind=rebind)
     _, found = _run(source)
     assert any(c == "TFC202" and "another gradient computation" in m for c, _, m in found), (why, found)
+
+
+# -- i. which variables a var_list holds ------------------------------------------------------
+
+TRAINABLE_HEAD = '''import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+'''
+
+VAR_LISTS = {
+    # one name bound to a trainable variable in two notebook sections
+    "rebound_variables": '''w2 = tf.Variable(tf.ones([3, 1]), name="w2")
+w2 = tf.Variable(tf.zeros([3, 1]), name="w2b")
+loss = tf.reduce_mean(tf.matmul(x, w2))
+train_vars = [w2]
+''',
+    # items of dicts of trainable variables
+    "dict_items": '''weights = {"h": tf.Variable(tf.ones([3, 4])), "out": tf.Variable(tf.ones([4, 1]))}
+loss = tf.reduce_mean(tf.matmul(tf.matmul(x, weights["h"]), weights["out"]))
+train_vars = [weights["h"], weights["out"]]
+''',
+    # a field every store of which is a filter of tf.trainable_variables()
+    "field": '''w2 = tf.get_variable("d_w", [3, 1])
+loss = tf.reduce_mean(tf.matmul(x, w2))
+
+
+class Sets(object):
+    pass
+
+
+sets = Sets()
+sets.d_vars = [v for v in tf.trainable_variables() if "d_" in v.name]
+''',
+}
+
+NOT_TRAINABLE = {
+    "rebound_variables": ('w2 = tf.Variable(tf.zeros([3, 1]), name="w2b")',
+                          'w2 = tf.Variable(tf.zeros([3, 1]), name="w2b", trainable=False)', "trainable"),
+    "dict_items": ('train_vars = [weights["h"], weights["out"]]',
+                   'weights["out"] = tf.Variable(tf.ones([4, 1]), trainable=False)\n'
+                   'train_vars = [weights["h"], weights["out"]]', "trainable"),
+    "field": ('sets.d_vars = [v',
+              'sets.d_vars = [tf.Variable(1.0, trainable=False)]\nsets.d_vars.append(tf.Variable(1.0, trainable=False))\n'
+              'sets.d_vars = [v', "changed in place"),
+}
+
+
+def _minimize(form: str) -> str:
+    var_list = "sets.d_vars" if form == "field" else "train_vars"
+    return f"train_op = tf.train.AdamOptimizer(0.1).minimize(loss, var_list={var_list})\n"
+
+
+@pytest.mark.parametrize("form", sorted(VAR_LISTS))
+def test_var_lists_proven_trainable_are_rewritten(form: str) -> None:
+    """A var_list of variables bound only to trainable variables (every binding of a name, the
+    items of a dict nothing changes, a field every store of which is trainable) is what a tape
+    watches: the site is rewritten."""
+    source = TRAINABLE_HEAD + VAR_LISTS[form] + _minimize(form)
+    code, found = _run(source)
+    assert "tf.GradientTape()" in code, found
+    assert not any(c == "TFC202" for c, _, _ in found), found
+
+
+@pytest.mark.parametrize("form", sorted(NOT_TRAINABLE))
+def test_var_lists_that_may_hold_a_non_trainable_variable_decline(form: str) -> None:
+    """The same forms with a binding, an item store or an append of a non-trainable variable: `minimize`
+    would differentiate it and a tape would not, so the site declines and says why."""
+    old, new, why = NOT_TRAINABLE[form]
+    body = VAR_LISTS[form].replace(old, new)
+    assert body != VAR_LISTS[form]
+    source = TRAINABLE_HEAD + body + _minimize(form)
+    code, found = _run(source)
+    assert code == source
+    assert any(c == "TFC202" and why in m for c, _, m in found), found

@@ -46,7 +46,9 @@ def rebinding_block(g, h: str, width: int):
             g.tag("rebinding_definite_gradient")
             aux = g.new("aux_grad")
             lines.append(f"{aux} = tf.gradients(tf.reduce_sum(tf.square({t})), [{w1}])[0]")
-        lines += [f"{t} = tf.tanh(tf.matmul({h}, {w2}))", f"{out} = {t} * 1.0"]
+        # (the new value reads `w1` too: every weight keeps a gradient, or a clip of a None gradient
+        # would make the TF 1 program itself invalid)
+        lines += [f"{t} = tf.tanh(tf.matmul({h}, {w2}) + 0.1 * tf.matmul({h}, {w1}))", f"{out} = {t} * 1.0"]
     elif choice == 1:
         g.tag("rebinding_alias_kept")
         keep = g.new("keep_rb")
@@ -61,7 +63,7 @@ def rebinding_block(g, h: str, width: int):
         g.tag("rebinding_conditional")
         flag = g.r5.choice(["True", "False"])
         lines += [f"{t} = tf.matmul({h}, {w1})", f"if {flag}:", f"    {t} = tf.tanh(tf.matmul({h}, {w2}))",
-                  f"{out} = {t} * 1.0"]
+                  f"{out} = {t} + 0.01 * tf.reduce_mean({w2})"]
     else:
         g.tag("rebinding_alias_mutated")
         store, view = g.new("store_rb"), g.new("view_rb")

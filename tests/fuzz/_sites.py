@@ -39,6 +39,7 @@ SITE_BLOCKS = frozenset(
        "name_scope_site", "minimize_in_cond", "grad_summaries", "contrib_from_import",
        "eager_minimize_function", "eager_minimize_lambda", "eager_loop", "eager_growing_var_list",
        "eager_lr_variable", "eager_clip_wrapper", "eager_keras_layer", "eager_no_var_list",
+       "gan_var_list_field", "gan_var_list_field_changed",
        "eager_local_optimizer", "contrib_compute_apply", "contrib_wrapper_rebinds_name",
        "eager_wrapper_rebinds_name", "eager_wrapper_separate", "eager_while_loop", "eager_minimize_in_helper"}
 )
@@ -283,6 +284,20 @@ def gan_program(g) -> str:
               "g_loss = tf.reduce_mean(tf.square(discriminator(fake) - 1.0))",
               'd_vars = tf.trainable_variables(scope="disc")',
               'g_vars = [v for v in tf.trainable_variables() if v.name.startswith("gen/")]']
+    # (round 7, fifth stream) the discriminator's var_list kept in a field of an object: proven
+    # trainable when every store of the field is; a non-trainable variable appended to it (one the
+    # loss reads: TF 1's minimize trains it, a tape would not) must keep the site declined
+    d_list = "d_vars"
+    form = g.r5.random()
+    if form < 0.3:
+        g.tag("gan_var_list_field")
+        d_list = "var_sets.d_vars"
+        lines += ["", "", "class VarSets(object):", "    pass", "", "", "var_sets = VarSets()",
+                  'var_sets.d_vars = [v for v in tf.trainable_variables() if v.name.startswith("disc/")]']
+        if form < 0.12:
+            g.tag("gan_var_list_field_changed")
+            lines += ['d_temperature = tf.Variable(1.0, trainable=False, name="d_temperature")',
+                      "var_sets.d_vars.append(d_temperature)", "d_loss = d_loss * d_temperature"]
     gs_kw, gs = global_step(g, lines)
     outs = []
     for role in ("d", "g"):
@@ -290,7 +305,8 @@ def gan_program(g) -> str:
         lines.append(f"{role}_opt = {optimizer(g, _lit(OPTIMIZERS[cls][1]), cls)}")
         shape = g.rng.choice(["minimize", "compute_clip", "zip_global_norm"])
         kw = gs_kw if role == "g" else ""
-        part, _ = site(g, shape, f"{role}_loss", f"{role}_opt", kw, gs, f", var_list={role}_vars",
+        part, _ = site(g, shape, f"{role}_loss", f"{role}_opt", kw, gs,
+                       f", var_list={d_list if role == 'd' else 'g_vars'}",
                        out=f"{role}_train")
         for word, new in (("gvs", "gvs"), ("grads_and_vars", "gvs"), ("capped_gvs", "capped"), ("clipped", "capped"),
                           ("gradients", "grads"), ("variables", "vars_")):

@@ -89,6 +89,66 @@ class _ListChanges(cst.CSTVisitor):
             isinstance(func, cst.Attribute) and func.attr.value in OPTIMIZER_GRADIENT_METHODS)
 
 
+class _FieldChanges(_ListChanges):
+    """The same question for a field, by spelling over the whole module (``obj.f`` for any
+    ``obj``): every store of ``.f`` and the first place the list stored there may change in place
+    or escape. A store whose value is not one plain expression (``a.f = b.f = ...``, unpacking,
+    ``for``/``with`` targets, annotated or augmented stores, ``del``) or any ``setattr``/``vars``/
+    ``__dict__`` in the module counts as a change: the stored values are then not all known."""
+
+    def __init__(self, facts: ModuleFacts, attr: str) -> None:
+        self.facts = facts
+        self.attr = attr
+        self.stores: list = []
+        self.found: Optional[cst.CSTNode] = None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.facts.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return  # a field's name, not a use of the builtin
+        if self.found is None and node.value in ("setattr", "vars"):
+            self.found = node
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.found is not None:
+            return
+        if node.attr.value == "__dict__":
+            self.found = node
+            return
+        if node.attr.value != self.attr:
+            return
+        facts = self.facts
+        parent = facts.parent(node)
+        grand = facts.parent(parent) if parent is not None else None
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            if isinstance(grand, cst.Assign) and len(grand.targets) == 1:
+                self.stores.append(grand.value)
+            else:
+                self.found = grand or parent  # `a.f = b.f = [...]`: one list under two names
+            return
+        if isinstance(parent, (cst.Element, cst.StarredElement)):
+            self.found = parent  # in a display (a store by unpacking, or the list escaping into another)
+            return
+        if isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.AsName, cst.Del)) and (
+                getattr(parent, "target", None) is node or getattr(parent, "name", None) is node):
+            self.found = parent  # a store whose value is not one plain expression, or `del`
+            return
+        # a load: only where the list is read, never where it could escape (an allow-list)
+        if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and self._reads_only(grand.func):
+            return
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
+            return
+        if isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            return
+        if isinstance(parent, cst.Subscript) and parent.value is node and not isinstance(
+                grand, (cst.AssignTarget, cst.Del, cst.AugAssign)):
+            return
+        if isinstance(parent, cst.Attribute) and parent.value is node and not (
+                parent.attr.value in MUTATING_METHODS or parent.attr.value.startswith("__")):
+            return
+        self.found = grand if isinstance(grand, cst.Call) else parent
+
+
 class GatesMixin:
     """The shared gates of :class:`~codemods.rules.tape.planner.Planner`."""
 
@@ -155,8 +215,11 @@ class GatesMixin:
         if var_list is None or (isinstance(var_list, cst.Name) and var_list.value == "None"):
             return self.facts.spelling.v1_name("trainable_variables()")
         mutated = self._list_changed(var_list) if isinstance(var_list, cst.Name) else None
+        if isinstance(var_list, cst.Attribute) and isinstance(var_list.value, cst.Name) \
+                and var_list.attr.value not in ("trainable_variables", "trainable_weights"):
+            mutated = self._field_changes(var_list.attr.value).found
         if mutated is not None:
-            raise Reject(f"the variable list `{var_list.value}` is changed in place ({self.facts.where(mutated, 40)}), "
+            raise Reject(f"the variable list `{self.facts.code(var_list, 60)}` is changed in place ({self.facts.where(mutated, 40)}), "
                          f"so it may hold variables that are not trainable: {what} differentiates any variable, a "
                          f"`tf.GradientTape` only watches trainable ones {MANUAL}", mutated)
         if not self.trainable(var_list):
@@ -179,7 +242,15 @@ class GatesMixin:
                 return self.trainable(expr.args[0].value, depth + 1)
             return False
         if isinstance(expr, cst.Attribute):
-            return expr.attr.value in ("trainable_variables", "trainable_weights")
+            if expr.attr.value in ("trainable_variables", "trainable_weights"):
+                return True
+            if not isinstance(expr.value, cst.Name):
+                return False
+            # `self.d_vars`: every store of the field, anywhere in the module, is a list of
+            # trainable variables, and nothing changes the list in place
+            changes = self._field_changes(expr.attr.value)
+            return changes.found is None and bool(changes.stores) and all(
+                self.trainable(value, depth + 1) for value in changes.stores)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
             # `tf.trainable_variables()[:2]`: a slice of a list of trainable variables is one too (an
             # index is not a list: tape.gradient would return one tensor where TF1 returned a list)
@@ -203,21 +274,34 @@ class GatesMixin:
             return bool(values) and all(v is not None and self.trainable(v, depth + 1) for v in values)
         return False
 
+    def _field_changes(self, attr: str) -> "_FieldChanges":
+        changes = _FieldChanges(self.facts, attr)
+        self.facts.module.visit(changes)
+        return changes
+
     def _list_changed(self, name: cst.Name) -> Optional[cst.CSTNode]:
         """Where the list bound to ``name`` may change in place, or None (see :class:`_ListChanges`)."""
         changes = _ListChanges(self.facts, name)
         self.facts.module.visit(changes)
         return changes.found
 
-    def _trainable_variable(self, expr: cst.BaseExpression) -> bool:
+    def _trainable_variable(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        if depth > 5:
+            return False
         if isinstance(expr, cst.Name):
-            found = self.facts.assignments(expr)
-            if len(found) != 1:
-                return False
-            value = self.facts.assigned_value(found[0])
-            if value is None:
-                return False
-            expr = value
+            # every binding a trainable variable (one per notebook section, say): whichever
+            # reaches this use is one
+            values = [self.facts.assigned_value(a) for a in self.facts.assignments(expr)]
+            return bool(values) and all(v is not None and self._trainable_variable(v, depth + 1) for v in values)
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and len(expr.slice) == 1 \
+                and isinstance(expr.slice[0].slice, cst.Index):
+            # `weights['h1']`: every binding of `weights` a dict display of trainable variables that
+            # nothing changes in place (an item store, `update`, an alias or a call that may change it)
+            values = [self.facts.assigned_value(a) for a in self.facts.assignments(expr.value)]
+            return (bool(values) and self._list_changed(expr.value) is None and all(
+                isinstance(v, cst.Dict) and v.elements and all(
+                    isinstance(e, cst.DictElement) and self._trainable_variable(e.value, depth + 1)
+                    for e in v.elements) for v in values))
         if isinstance(expr, cst.Call):
             names = self.facts.tf_names(expr.func) & set(VARIABLE_CONSTRUCTORS)
             if not names:

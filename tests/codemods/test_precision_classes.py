@@ -552,3 +552,33 @@ def test_var_lists_that_may_hold_a_non_trainable_variable_decline(form: str) -> 
     code, found = _run(source)
     assert code == source
     assert any(c == "TFC202" and why in m for c, _, m in found), found
+
+
+# -- j. the reference-variable gate names what it found ---------------------------------------
+
+@pytest.mark.parametrize("flag, declined", [("True", False), ("False", True), ("FLAGS.resource", True)])
+def test_use_resource_true_makes_resource_variables(flag: str, declined: bool) -> None:
+    """`use_resource=True` asks for the resource variables a tape watches (no decline); any other
+    value may make TF 1 reference variables, and the decline quotes that keyword."""
+    source = f'''import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+with tf.variable_scope("m", use_resource={flag}):
+    w = tf.get_variable("w", [3, 1])
+loss = tf.reduce_sum(tf.matmul(x, w))
+train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+'''
+    code, found = _run(source)
+    reasons = [m for c, _, m in found if c == "TFC202"]
+    if declined:
+        assert code == source and any("`use_resource=` other than `True`" in m for m in reasons), found
+    else:
+        assert "tf.GradientTape()" in code and not reasons, found
+
+
+def test_the_reference_variable_gate_names_the_switch() -> None:
+    """`disable_v2_behavior()` is named as the cause, not a list of every switch the gate knows."""
+    source = "import tensorflow.compat.v1 as tf\n\ntf.disable_v2_behavior()\n" + HEAD.split("\n", 2)[2] + \
+        "loss = tf.reduce_sum(tf.matmul(x, w))\ntrain_op = tf.train.AdamOptimizer(0.1).minimize(loss)\n"
+    _, found = _run(source)
+    assert any(c == "TFC202" and "reference variables (`tf.disable_v2_behavior()`)" in m for c, _, m in found), found

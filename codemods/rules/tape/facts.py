@@ -209,7 +209,11 @@ class ModuleFacts:
 
             def visit_Arg(self, node: cst.Arg) -> None:
                 if node.keyword is not None:
-                    facts.mentions.add("kw:" + node.keyword.value)
+                    if node.keyword.value == "use_resource" and isinstance(node.value, cst.Name) \
+                            and node.value.value == "True":
+                        facts.mentions.add("kw:use_resource=True")  # a resource variable, what TF 2 makes
+                    else:
+                        facts.mentions.add("kw:" + node.keyword.value)
 
         self.module.visit(Scan())
 
@@ -220,9 +224,11 @@ class ModuleFacts:
             return ("this file uses `tf` without importing TensorFlow (a fragment): names and the loss cannot be "
                     f"resolved, so no rewrite is provable {MANUAL}")
         if self.tf_used & REF_VARIABLE_SWITCHES or "kw:use_resource" in self.mentions:
-            return ("this module uses TF1 reference variables (`disable_v2_behavior`/`disable_resource_variables`/"
-                    "`use_resource=`); a `tf.GradientTape` cannot differentiate them. Remove that first, or keep "
-                    f"`compute_gradients`/`minimize` {MANUAL}")
+            found = [f"`{name}()`" for name in sorted(self.tf_used & REF_VARIABLE_SWITCHES)]
+            if "kw:use_resource" in self.mentions:
+                found.append("`use_resource=` other than `True`")
+            return (f"this module uses TF1 reference variables ({', '.join(found)}); a `tf.GradientTape` cannot "
+                    f"differentiate them. Remove that first, or keep `compute_gradients`/`minimize` {MANUAL}")
         if self.tf_used & CONTROL_FLOW_V1_SWITCHES:
             return ("this module switches to TF1 control flow (`disable_control_flow_v2`); a tape is not proven to "
                     f"differentiate v1 `cond`/`while_loop` as `tf.gradients` does {MANUAL}")

@@ -582,3 +582,43 @@ def test_the_reference_variable_gate_names_the_switch() -> None:
         "loss = tf.reduce_sum(tf.matmul(x, w))\ntrain_op = tf.train.AdamOptimizer(0.1).minimize(loss)\n"
     _, found = _run(source)
     assert any(c == "TFC202" and "reference variables (`tf.disable_v2_behavior()`)" in m for c, _, m in found), found
+
+
+# -- k. a TF optimizer's gradient methods only read the lists they are given --------------------
+
+GAN_DICTS = '''import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+weights = {"g": tf.Variable(tf.ones([3, 3])), "d": tf.Variable(tf.ones([3, 1]))}
+fake = tf.tanh(tf.matmul(x, weights["g"]))
+g_loss = -tf.reduce_mean(tf.matmul(fake, weights["d"]))
+d_loss = tf.reduce_mean(tf.matmul(x, weights["d"])) + tf.reduce_mean(tf.matmul(fake, weights["d"]))
+{g_opt}
+d_opt = tf.train.AdamOptimizer(0.1)
+g_vars = [weights["g"]]
+d_vars = [weights["d"]]
+train_g = g_opt.minimize(g_loss, var_list=g_vars)
+train_d = d_opt.minimize(d_loss, var_list=d_vars)
+'''
+
+
+def test_a_tf_optimizers_minimize_does_not_change_its_var_list() -> None:
+    """The second GAN site: `g_opt.minimize(..., var_list=g_vars)` between the losses and the site
+    reads `g_vars` (and through it `weights`) without changing them, so it is not blamed."""
+    code, found = _run(GAN_DICTS.replace("{g_opt}", "g_opt = tf.train.AdamOptimizer(0.1)"))
+    assert code.count(".gradient(") == 2, found
+    assert not any(c == "TFC202" for c, _, _ in found), found
+
+
+def test_a_minimize_method_of_an_unknown_object_may_change_its_arguments() -> None:
+    """The same call on an object of a class of this file whose `minimize` appends to the list it
+    is given: the list (and `weights`, which it aliases) may change, and that call is blamed."""
+    g_opt = '''class Wrapper(object):
+    def minimize(self, loss, var_list):
+        var_list.append(tf.Variable(1.0, trainable=False))
+        return tf.no_op()
+
+
+g_opt = Wrapper()'''
+    _, found = _run(GAN_DICTS.replace("{g_opt}", g_opt))
+    assert any(c == "TFC202" and "g_opt.minimize" in m for c, _, m in found), found

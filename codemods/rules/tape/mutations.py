@@ -15,7 +15,8 @@ import libcst as cst
 
 from codemods.rules.tape.facts import ModuleFacts
 from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS, Kind
-from codemods.rules.tape.tfapi import TF_MODULES
+from codemods.rules.tape import tfapi
+from codemods.rules.tape.tfapi import OPTIMIZER_GRADIENT_METHODS, TF_MODULES
 from codemods.rules.tape.syntax import return_statements, root_name, subtargets, walk_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -250,6 +251,9 @@ class MutationIndex(cst.CSTVisitor):
             self._mutated(func.value, node)
         if what[0] == "tf" or (what[0] == "builtin" and what[1] in PURE_BUILTINS):
             return
+        if isinstance(func, cst.Attribute) and func.attr.value in OPTIMIZER_GRADIENT_METHODS \
+                and self._tf1_optimizer(func.value):
+            return  # `opt.minimize(loss, var_list=vs)`: TF's optimizer reads the list (it changes variables)
         if (what[0] == "local_function" and isinstance(what[1], cst.FunctionDef)) or what[0] == "local_class":
             for arg in node.args:  # decided when asked: whether the function changes its arguments
                 if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):
@@ -260,6 +264,17 @@ class MutationIndex(cst.CSTVisitor):
         for arg in node.args:  # a function may change what it is given
             if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):
                 self._mutated(arg.value, node)
+
+    def _tf1_optimizer(self, receiver: cst.BaseExpression) -> bool:
+        """Every object ``receiver`` may name was built by a ``tf.train`` optimizer class."""
+        built = self.a.constructors_of(receiver)
+        if not built:
+            return False
+        for call in built:
+            what = self.a.callee(call.func)
+            if what[0] != "tf" or not tfapi.is_tf1_optimizer_class(what[1]):
+                return False
+        return True
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         for sub in subtargets(node.target):

@@ -315,6 +315,11 @@ def _is_object_class(name: str, last: str) -> bool:
     return last.endswith("Optimizer") and name.startswith(OPTIMIZER_NAMESPACES)
 
 
+def is_tf1_optimizer_class(name: str) -> bool:
+    """``tf.train.AdamOptimizer`` and the other TF 1 optimizer classes (canonical names)."""
+    return name.rsplit(".", 1)[-1].endswith("Optimizer") and name.startswith(OPTIMIZER_NAMESPACES)
+
+
 def classify(name: str) -> Api:
     """The :class:`Api` kind of the canonical TF name ``name`` (``tf.X``); :data:`Api.UNKNOWN`
     for every name no table lists."""

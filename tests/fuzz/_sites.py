@@ -39,7 +39,7 @@ SITE_BLOCKS = frozenset(
        "name_scope_site", "minimize_in_cond", "grad_summaries", "contrib_from_import",
        "eager_minimize_function", "eager_minimize_lambda", "eager_loop", "eager_growing_var_list",
        "eager_lr_variable", "eager_clip_wrapper", "eager_keras_layer", "eager_no_var_list",
-       "gan_var_list_field", "gan_var_list_field_changed",
+       "gan_var_list_field", "gan_var_list_field_changed", "gan_var_list_dict",
        "eager_local_optimizer", "contrib_compute_apply", "contrib_wrapper_rebinds_name",
        "eager_wrapper_rebinds_name", "eager_wrapper_separate", "eager_while_loop", "eager_minimize_in_helper"}
 )
@@ -298,6 +298,18 @@ def gan_program(g) -> str:
             g.tag("gan_var_list_field_changed")
             lines += ['d_temperature = tf.Variable(1.0, trainable=False, name="d_temperature")',
                       "var_sets.d_vars.append(d_temperature)", "d_loss = d_loss * d_temperature"]
+    elif form < 0.5:
+        # the discriminator's weights in a dict of tf.Variable, its var_list the dict's items
+        # (aymericdamien's GAN): both minimize calls read the lists, neither changes them
+        g.tag("gan_var_list_dict")
+        at = lines.index("def discriminator(inp):")
+        seed = g.r5.randint(1, 99)
+        lines[at:at + 5] = [
+            f'd_weights = {{"w": tf.Variable(tf.random_uniform([{width}, 1], -0.5, 0.5, seed={seed}), name="disc/w"),',
+            '             "b": tf.Variable(tf.zeros([1]), name="disc/b")}', "", "",
+            "def discriminator(inp):",
+            '    return tf.matmul(tf.tanh(inp), d_weights["w"]) + d_weights["b"]']
+        lines[lines.index('d_vars = tf.trainable_variables(scope="disc")')] = 'd_vars = [d_weights["w"], d_weights["b"]]'
     gs_kw, gs = global_step(g, lines)
     outs = []
     for role in ("d", "g"):

@@ -62,7 +62,7 @@ def rebinding_block(g, h: str, width: int):
     elif choice == 3:
         g.tag("rebinding_conditional")
         flag = g.r5.choice(["True", "False"])
-        lines += [f"{t} = tf.matmul({h}, {w1})", f"if {flag}:", f"    {t} = tf.tanh(tf.matmul({h}, {w2}))",
+        lines += [f"{t} = tf.matmul({h}, {w1})", f"if {flag}:", f"    {t} = tf.tanh(tf.matmul({h}, {w2}) + 0.1 * tf.matmul({h}, {w1}))",
                   f"{out} = {t} + 0.01 * tf.reduce_mean({w2})"]
     else:
         g.tag("rebinding_alias_mutated")

@@ -38,22 +38,40 @@ def creator(next_creator, **kwargs):
 
 
 def run_before(source):
+    """Run the TF 1 program; the variables are read when its session ends: at the ``with``
+    block's exit, at ``close()``, or -- a session object never closed -- when the script ends."""
     variables = {}
-    exit_ = tf.compat.v1.Session.__exit__
+    base = tf.compat.v1.Session.__mro__[1]  # BaseSession: close() of Session and InteractiveSession
+    exit_, close_, init_ = tf.compat.v1.Session.__exit__, base.close, base.__init__
+    opened = []
+
+    def read(session):
+        if not session._closed and session.graph is tf.compat.v1.get_default_graph():
+            for v in tf.compat.v1.global_variables():
+                variables[v.name] = session.run(v)
 
     def snapshot(self, *exc):
         if exc[0] is None:
-            for v in tf.compat.v1.global_variables():
-                variables[v.name] = self.run(v)
+            read(self)
         return exit_(self, *exc)
 
+    def close(self):
+        read(self)
+        return close_(self)
+
+    def init(self, *args, **kwargs):
+        init_(self, *args, **kwargs)
+        opened.append(self)
+
     out = io.StringIO()
-    tf.compat.v1.Session.__exit__ = snapshot
+    tf.compat.v1.Session.__exit__, base.close, base.__init__ = snapshot, close, init
     try:
         with tf.Graph().as_default(), tf.compat.v1.variable_creator_scope(creator), contextlib.redirect_stdout(out):
             run_legacy(source, {"__name__": "__main__"})
+            for session in opened:
+                read(session)
     finally:
-        tf.compat.v1.Session.__exit__ = exit_
+        tf.compat.v1.Session.__exit__, base.close, base.__init__ = exit_, close_, init_
     return out.getvalue().splitlines(), variables
 
 

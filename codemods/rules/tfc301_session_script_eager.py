@@ -42,13 +42,19 @@ class SessionScriptEager(TfcCodemod):
     name=...)` run once under variable scopes entered once (it becomes `get_variable` with the same
     name and distribution); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
     `from tensorflow.python.framework import ops` (the same function), at module level before
-    TensorFlow is first used (dropped, with that import). Two Adam optimizers must first train in the order they were built
+    TensorFlow is first used (dropped, with that import). A session object, `sess = tf.Session()`
+    at module level (or under `if __name__ == "__main__":`), possibly before the graph is built,
+    used by the statements after it and maybe closed by `sess.close()`, is read as the `with`
+    block it runs like: from the first statement that uses it to the end of the block (creating
+    a session builds nothing in the graph). Two Adam optimizers must first train in the order they were built
     (their `beta1_power` variables are named in that order in both worlds).
 
     Declined, with the cause named and the file left to the per-site rules: Estimator
     `model_fn`s, MonitoredSession/Supervisor and hooks, queue runners, `tf.device` towers,
-    tensors fetched by name, `partial_run`, ops built inside the session block, a session
-    not opened by `with tf.Session() as sess:`, `tf.Variable` in helpers or loops, dropout and
+    tensors fetched by name, `partial_run`, ops built inside the session block (for a session
+    object: after its first use), a session object bound twice, used in a function, used after
+    `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
+    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, dropout and
     other random ops in the forward pass, batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
     `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,
@@ -157,7 +163,7 @@ class SessionScriptEager(TfcCodemod):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         from codemods.rules.eager.emit import emit
-        from codemods.rules.eager.model import Decline, Reader, is_session_script
+        from codemods.rules.eager.model import Decline, Reader, is_session_script, session_object_as_with
 
         if not is_session_script(tree):
             return tree  # a session inside a function or class: not a session script, nothing to say
@@ -168,15 +174,19 @@ class SessionScriptEager(TfcCodemod):
                         "(the eager program would move code across cells) (manual edit required)",
                         fix=FixSafety.NONE)
             return tree
-        reader = Reader(tree)
+        # `sess = tf.Session()` ... `sess.run(...)`: read as the `with` block it runs like
+        read_tree, origin, why = session_object_as_with(tree)
+        reader = Reader(read_tree)
         try:
             program = reader.read()
             code = emit(program, reader)
             new = cst.parse_module(code)
         except Decline as decline:
             node = decline.node if not isinstance(decline.node, cst.Module) else None
+            node = origin.get(id(node), node)
+            reason = why.get(id(node), decline.reason)
             if node is not None:
-                self.report(node, f"session script not migrated to eager TF 2: {decline.reason} "
+                self.report(node, f"session script not migrated to eager TF 2: {reason} "
                                   "(manual edit required)", fix=FixSafety.NONE)
             return tree
         except (ValueError, TypeError, KeyError, AttributeError, AssertionError, IndexError,
@@ -185,7 +195,8 @@ class SessionScriptEager(TfcCodemod):
                         f"program model cannot follow it ({type(error).__name__}) (manual edit required)",
                         fix=FixSafety.NONE)
             return tree
-        applied = self.may_fix(program.session, FixSafety.SAFE)
-        self.report(program.session, "TF 1 session script -> eager TF 2 program (model mapping)",
+        session = origin.get(id(program.session), program.session)
+        applied = self.may_fix(session, FixSafety.SAFE)
+        self.report(session, "TF 1 session script -> eager TF 2 program (model mapping)",
                     fix=FixSafety.SAFE, applied=applied)
         return new if applied else tree

@@ -58,6 +58,7 @@ class _Gen:
         self.alt = random.Random(f"{seed}:{index}:round2")
         self.alt3 = random.Random(f"{seed}:{index}:round3")  # productions added with wip/eager2
         self.alt4 = random.Random(f"{seed}:{index}:round4")  # productions added with wip/eager3
+        self.alt7 = random.Random(f"{seed}:{index}:round7")  # session objects (round 7)
 
     def pick(self, tag_prefix: str, options, weights=None):
         choice = self.r.choices(options, weights=weights)[0]
@@ -332,7 +333,23 @@ def _classifier(g: _Gen) -> List[str]:
         g.tags.add("fetch_global_step")
         loop.append("print(\"global step\", int(sess.run(global_step)))")
     if session == "explicit_close":
-        loop.append("sess.close()")
+        # (round 7) an InteractiveSession (`t.eval()` then needs no session argument), a session
+        # created before the graph is built, or one never closed
+        form = g.alt7.random()
+        if form < 0.35:
+            g.tags.add("session:interactive")
+            loop[0] = "sess = tf.InteractiveSession()"
+            loop = [ln.replace("loss.eval(session=sess, ", "loss.eval(") for ln in loop]
+        if g.alt7.random() < 0.3:
+            g.tags.add("session:opened_first")
+            at = next(i for i, ln in enumerate(lines) if ln.startswith(("x = ", "x_ids = ", "inputs = "))
+                      or "tf.placeholder(" in ln)
+            lines = lines[:at] + [loop[0]] + lines[at:]
+            loop = loop[1:]
+        if g.alt7.random() < 0.7:
+            loop.append("sess.close()")
+        else:
+            g.tags.add("session:never_closed")
         return lines + loop
     return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
 

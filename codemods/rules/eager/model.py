@@ -1337,6 +1337,8 @@ class Reader:
             raise Decline(stmt, "a session opened without `as <name>`")
         if item.item.args:
             raise Decline(stmt, "a session opened with arguments (a target or a config)")
+        if self.path(item.item.func) == "InteractiveSession":
+            raise Decline(stmt, _INTERACTIVE)
         return item.asname.name.value
 
     def session_block(self, stmt: cst.With) -> None:
@@ -1702,3 +1704,126 @@ def _module_bindings(module: cst.Module) -> Dict[str, int]:
 
     walk(module.body)
     return counts
+
+
+# -- session objects: `sess = tf.Session()` ... `sess.run(...)` ... `sess.close()` ---------------
+
+_SESSION_OBJECT_CALLS = frozenset({"Session", "InteractiveSession"})
+_INTERACTIVE = ("an `InteractiveSession`: TF 1 runs it with its own graph options (`place_pruned_graph`), and some "
+                "programs then round differently from a `Session` (measured: losses 1 ulp apart on a `dynamic_rnn` "
+                "+ `clip_by_global_norm` script); the eager program computes what a `Session` computes")
+
+
+def _session_assignment(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.Call]]:
+    """``name = tf.Session(...)`` / ``tf.InteractiveSession(...)`` (any module path to them):
+    ``(name, call)``."""
+    assign = _single_assign(stmt)
+    if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Call):
+        return None
+    parts = dotted(assign[1].func)
+    if not parts or len(parts) < 2 or parts[-1] not in _SESSION_OBJECT_CALLS:
+        return None
+    return assign[0].value, assign[1]
+
+
+def _session_object(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.Call]]:
+    """The same, opened without arguments (a target or a config the eager program would drop)."""
+    found = _session_assignment(stmt)
+    return found if found is not None and not found[1].args else None
+
+
+def _uses_session(stmt: cst.CSTNode, name: str) -> bool:
+    return name in names_of(stmt).read
+
+
+def _close_call(stmt: cst.CSTNode, name: str) -> bool:
+    expr = _expr_stmt(stmt)
+    return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and isinstance(expr.func.value, cst.Name) and expr.func.value.value == name
+            and expr.func.attr.value == "close")
+
+
+def _block_as_with(body: Sequence[cst.BaseStatement], module: cst.Module, origin: Dict[int, cst.CSTNode],
+                   why: Dict[int, str]) -> Optional[List[cst.BaseStatement]]:
+    """``body`` with its one session object turned into the ``with`` block TF 1 would run the same:
+    the object's statement moves down to the first statement that uses the session (creating a
+    session builds nothing in the graph, so the graph statements between run the same either
+    way), and every statement from there to the end of the block -- a trailing ``close()``
+    dropped -- becomes the block's body. None when the block has no such object or it cannot be
+    read that way (``why[id(statement)]`` then says why, for the reader's decline)."""
+    found = [(i, s) for i, s in enumerate(body) if _session_object(s) is not None]
+    for s in body:
+        if _session_assignment(s) is not None and _session_object(s) is None:
+            why[id(s)] = "a session opened with arguments (a target or a config)"
+    if len(found) > 1:
+        for _, s in found:
+            why[id(s)] = "more than one session object in the script"
+    if len(found) != 1:
+        return None
+    at, stmt = found[0]
+    name, call = _session_object(stmt)  # type: ignore[misc]
+    what = f"the session `{name}`"
+    if (dotted(call.func) or [""])[-1] == "InteractiveSession":
+        why[id(stmt)] = _INTERACTIVE
+        return None
+    if _module_bindings(module).get(name, 0) != 1:
+        why[id(stmt)] = f"`{name}` is bound more than once (which session a `run` uses depends on more than order)"
+        return None
+    for other in _nodes_of(module, cst.FunctionDef) + _nodes_of(module, cst.ClassDef) + _nodes_of(module, cst.Lambda):
+        if name in names_of(other).read:
+            why[id(stmt)] = f"{what} is used inside a function or class (when it runs is not the script's order)"
+            return None
+    uses = [i for i in range(at + 1, len(body)) if _uses_session(body[i], name)]
+    if not uses:
+        why[id(stmt)] = f"{what} runs nothing in this block"
+        return None
+    first = uses[0]
+    rest = list(body[first:])
+    closes = [k for k, s in enumerate(rest) if _close_call(s, name)]
+    if len(closes) > 1:
+        why[id(stmt)] = f"{what} is closed more than once"
+        return None
+    if closes:
+        k = closes[0]
+        if any(_uses_session(s, name) for s in rest[k + 1:]):
+            why[id(stmt)] = f"{what} is used after `{name}.close()`"
+            return None
+        rest = rest[:k] + rest[k + 1:]
+    if not rest:
+        return None
+    head = rest[0].with_changes(leading_lines=[])  # (its comments move above the block)
+    origin[id(head)] = rest[0]
+    inner = cst.IndentedBlock(body=[head] + rest[1:])
+    between = list(body[at + 1:first])
+    lines = list(rest[0].leading_lines)
+    if between:  # the session statement's comments stay where they were
+        moved = between[0].with_changes(leading_lines=list(stmt.leading_lines) + list(between[0].leading_lines))
+        origin[id(moved)] = between[0]
+        between[0] = moved
+    else:
+        lines = list(stmt.leading_lines) + lines
+    block = cst.With(items=[cst.WithItem(item=call, asname=cst.AsName(name=cst.Name(name)))], body=inner,
+                     leading_lines=lines)
+    origin[id(block)] = stmt
+    return list(body[:at]) + between + [block]
+
+
+def session_object_as_with(module: cst.Module) -> Tuple[cst.Module, Dict[int, cst.CSTNode], Dict[int, str]]:
+    """``module`` with a session object at module level (or under ``if __name__ ==
+    "__main__":``) read as a ``with tf.Session() as sess:`` block (:func:`_block_as_with`), and
+    ``{id(new node): the original statement}`` to report on, and why a session object could not
+    be read that way (by ``id`` of its statement). The module itself when there is none."""
+    origin: Dict[int, cst.CSTNode] = {}
+    why: Dict[int, str] = {}
+    new_body = _block_as_with(module.body, module, origin, why)
+    if new_body is not None:
+        return module.with_changes(body=new_body), origin, why
+    body = list(module.body)
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, cst.If) and Reader._is_main(stmt) and isinstance(stmt.body, cst.IndentedBlock):
+            inner = _block_as_with(stmt.body.body, module, origin, why)
+            if inner is not None:
+                body[index] = stmt.with_changes(body=stmt.body.with_changes(body=inner))
+                origin[id(body[index])] = stmt
+                return module.with_changes(body=body), origin, why
+    return module, origin, why

@@ -8,7 +8,7 @@ subclassed) has callers we cannot see: its parameters are ``PARAM`` (an unsafe f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
@@ -17,8 +17,7 @@ from codemods.rules.tape.facts import ModuleFacts
 from codemods.rules.tape.kinds import Kind, join_kinds
 from codemods.rules.tape.syntax import walk_nodes
 
-if TYPE_CHECKING:  # pragma: no cover
-    from codemods.rules.tape.effects import Summary
+from codemods.rules.tape.values import Summary
 
 
 class CallSitesMixin:

@@ -21,7 +21,6 @@ makes a site decline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -33,58 +32,10 @@ from codemods.rules.tape.facts import ModuleFacts
 from codemods.rules.tape.kinds import BUILTIN_NAMES, DATA_MODULES, Kind, KindsMixin, join_kinds
 from codemods.rules.tape.mutations import MutationsMixin, MutationIndex
 from codemods.rules.tape.syntax import return_statements, root_name
+from codemods.rules.tape.values import Effects, Summary
+from codemods.rules.tape.walker import StatementWalker
 
 __all__ = ["Analyzer", "BUILTIN_NAMES", "Effects", "Kind", "Summary", "root_name"]
-
-
-@dataclass
-class Effects:
-    """What one statement (or function body) does, as far as the tape rewrite cares."""
-
-    reads: Set[str] = field(default_factory=set)  # names read before this unit binds them
-    binds: Set[str] = field(default_factory=set)
-    mutates: Set[str] = field(default_factory=set)  # names whose objects may change
-    collection_read: Optional[cst.CSTNode] = None  # reads tensors from graph collections / the graph
-    # when ``collection_read`` is only a possibility because a callable's body is not in this file: which one
-    collection_read_cause: Optional[str] = None
-    collection_write: Optional[cst.CSTNode] = None  # adds tensors to graph collections
-    hazards: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
-    opaque: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
-    foreign: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
-    gradients: List[cst.CSTNode] = field(default_factory=list)
-    # value reads of attribute chains on a name (``self.logits``), with the root name
-    attr_chains: List[Tuple[str, cst.Attribute]] = field(default_factory=list)
-    attr_stores: Set[Tuple[str, str]] = field(default_factory=set)
-    variables_created: bool = False  # creates variables (matters inside loop bodies)
-
-    def absorb(self, other: "Effects", *, sequential: bool = False) -> None:
-        """Add ``other`` (which runs after this unit when ``sequential``) into this record."""
-        reads = other.reads - self.binds if sequential else other.reads
-        self.reads |= reads
-        self.binds |= other.binds
-        self.mutates |= other.mutates
-        if self.collection_read is None:
-            self.collection_read, self.collection_read_cause = other.collection_read, other.collection_read_cause
-        self.collection_write = self.collection_write or other.collection_write
-        self.hazards += other.hazards
-        self.opaque += other.opaque
-        self.foreign += other.foreign
-        self.gradients += other.gradients
-        stored = self.attr_stores if sequential else set()
-        self.attr_chains += [(r, c) for r, c in other.attr_chains
-                             if not (isinstance(c.value, cst.Name) and (r, c.attr.value) in stored)]
-        self.attr_stores |= other.attr_stores
-        self.variables_created = self.variables_created or other.variables_created
-
-
-@dataclass
-class Summary:
-    """A local function's (or class's) body, as its callers see it."""
-
-    effects: Effects
-    result: Kind
-    mutates_args: bool = True
-    params: Tuple[str, ...] = ()
 
 
 class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
@@ -231,7 +182,6 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
         cached = self._effects.get(hash(key))
         if cached is not None and container is None:
             return cached
-        from codemods.rules.tape.walker import StatementWalker  # noqa: PLC0415 - cycle
 
         effects = StatementWalker(self, container if container is not None else stmt).walk(stmt)
         if container is None:
@@ -239,7 +189,6 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
         return effects
 
     def expression_effects(self, expr: cst.CSTNode, container: cst.CSTNode) -> Effects:
-        from codemods.rules.tape.walker import StatementWalker  # noqa: PLC0415 - cycle
 
         return StatementWalker(self, container).walk(expr)
 

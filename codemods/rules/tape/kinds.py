@@ -343,7 +343,7 @@ class KindsMixin:
         if attr in TENSOR_METADATA_ATTRS and self._is_tensor_like(expr.value, exclude):
             return Kind.FREE
         # an attribute of an object of unknown type: what is ever stored in that field
-        if isinstance(expr.value, cst.Name) and self._root_is_object(expr.value):
+        if isinstance(expr.value, cst.Name) and self.root_is_object(expr.value):
             kind = self.field_kind(attr)
             if kind is Kind.TENSOR and base is Kind.PARAM and not self._all_field_stores().get(attr):
                 return Kind.PARAM  # a field of an object whose callers are elsewhere (`args.dim`)
@@ -351,9 +351,9 @@ class KindsMixin:
         return Kind.TENSOR
 
     def _is_tensor_like(self, expr: cst.BaseExpression, exclude) -> bool:
-        return not (isinstance(expr, cst.Name) and self._root_is_object(expr))
+        return not (isinstance(expr, cst.Name) and self.root_is_object(expr))
 
-    def _root_is_object(self, name: cst.Name) -> bool:
+    def root_is_object(self, name: cst.Name) -> bool:
         """A parameter (``self``...), or a name bound to a local class instance: its fields are
         what the module stores in them."""
         for assignment in self.facts.assignments(name):

@@ -9,7 +9,7 @@ class. Both are over-approximations: they only make more statements join a slice
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -18,9 +18,8 @@ from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS, Kind
 from codemods.rules.tape import tfapi
 from codemods.rules.tape.tfapi import OPTIMIZER_GRADIENT_METHODS, TF_MODULES
 from codemods.rules.tape.syntax import return_statements, root_name, subtargets, walk_nodes
+from codemods.rules.tape.values import Analysis
 
-if TYPE_CHECKING:  # pragma: no cover
-    from codemods.rules.tape.effects import Analyzer
 
 
 class MutationsMixin:
@@ -213,7 +212,7 @@ def _literal(expr: cst.BaseExpression) -> bool:
 class MutationIndex(cst.CSTVisitor):
     """Module-wide: which names and fields may be changed in place, and which names alias."""
 
-    def __init__(self, analyzer: "Analyzer") -> None:
+    def __init__(self, analyzer: Analysis) -> None:
         self.a = analyzer
         self.names: Dict[str, List[cst.CSTNode]] = {}
         self.fields: Set[str] = set()

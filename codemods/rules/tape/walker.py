@@ -1,4 +1,4 @@
-"""The statement walker: one statement (or expression) -> its :class:`~codemods.rules.tape.effects.Effects`.
+"""The statement walker: one statement (or expression) -> its :class:`~codemods.rules.tape.values.Effects`.
 
 Reads, binds, mutations, graph collections, attribute chains, and what cannot be followed
 (foreign calls, opaque constructs, hazards). Calls of local functions and classes absorb their
@@ -9,12 +9,12 @@ summaries; TF API calls are classified by :mod:`codemods.rules.tape.tfapi`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, List, Optional
+from typing import Iterable, List, Optional
 
 import libcst as cst
 
 from codemods.rules.tape import tfapi
-from codemods.rules.tape.effects import Effects, Summary
+from codemods.rules.tape.values import Analysis, Effects, Summary
 from codemods.rules.tape.kinds import (
     MUTATING_METHODS,
     OPAQUE_BUILTINS,
@@ -25,14 +25,11 @@ from codemods.rules.tape.kinds import (
 from codemods.rules.tape.syntax import root_name, subtargets, match_capture_names, match_pattern_values
 from codemods.rules.tape.tfapi import Api
 
-if TYPE_CHECKING:  # pragma: no cover
-    from codemods.rules.tape.effects import Analyzer
-
 
 class StatementWalker:
     """Walks one statement (or expression) and builds its :class:`Effects`."""
 
-    def __init__(self, analyzer: Analyzer, container: cst.CSTNode) -> None:
+    def __init__(self, analyzer: Analysis, container: cst.CSTNode) -> None:
         self.a = analyzer
         self.facts = analyzer.facts
         self.container = container
@@ -363,7 +360,7 @@ class StatementWalker:
             self.e.collection_write = self.e.collection_write or call
             self.e.variables_created = True
             return
-        if base is Kind.TENSOR and not (isinstance(receiver, cst.Name) and self.a._root_is_object(receiver)):
+        if base is Kind.TENSOR and not (isinstance(receiver, cst.Name) and self.a.root_is_object(receiver)):
             return  # a method of a tensor value (`h.get_shape()`...): computed from it
         what_text = (f"the method `{self.facts.code(call.func, 40)}`, of an object the analysis cannot resolve to "
                      "a class of this file")

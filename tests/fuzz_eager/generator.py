@@ -59,6 +59,7 @@ class _Gen:
         self.alt3 = random.Random(f"{seed}:{index}:round3")  # productions added with wip/eager2
         self.alt4 = random.Random(f"{seed}:{index}:round4")  # productions added with wip/eager3
         self.alt7 = random.Random(f"{seed}:{index}:round7")  # session objects (round 7)
+        self.outside: Optional[str] = None  # set before the body is generated
 
     def pick(self, tag_prefix: str, options, weights=None):
         choice = self.r.choices(options, weights=weights)[0]
@@ -332,9 +333,14 @@ def _classifier(g: _Gen) -> List[str]:
     if gstep_kind != "none" and g.r.random() < 0.5:
         g.tags.add("fetch_global_step")
         loop.append("print(\"global step\", int(sess.run(global_step)))")
+    if session == "explicit_close" and g.outside is not None:
+        loop.append("sess.close()")  # the outside constructs are spliced into this exact form
+        return lines + loop
     if session == "explicit_close":
         # (round 7) an InteractiveSession (`t.eval()` then needs no session argument), a session
-        # created before the graph is built, or one never closed
+        # created before the graph is built, or one never closed; only in programs inside the
+        # class (above: seed 11 index 504 lost its MonitoredSession, 285 and 443 fed a
+        # placeholder an InteractiveSession pruned)
         form = g.alt7.random()
         if form < 0.35:
             g.tags.add("session:interactive")
@@ -618,6 +624,7 @@ def program(seed: int, index: int) -> Program:
             header.insert(2, "from tensorflow.python.framework import ops")
         header.insert(header.index("") + 1, f"{'ops' if reset == 'ops' else 'tf'}.reset_default_graph()")
     outside = g.r.choices([None] + list(OUTSIDE), weights=[70] + [30 / len(OUTSIDE)] * len(OUTSIDE))[0]
+    g.outside = outside
     if outside == "queue_runners":
         body = _QUEUE.format(rs=g.r.randrange(100), opt="AdamOptimizer").split("\n")
     elif outside == "device_towers":

@@ -185,6 +185,11 @@ class SessionScriptEager(TfcCodemod):
             node = decline.node if not isinstance(decline.node, cst.Module) else None
             node = origin.get(id(node), node)
             reason = why.get(id(node), decline.reason)
+            if origin and reason.startswith("ops created inside the session block"):
+                # a session object has no block in the source: say where the reading starts
+                name = reader.session_name or "the session"
+                reason = (f"ops created after `{name}` is first used (from its first use on, a session "
+                          "object's statements are read as the session block)")
             if node is not None:
                 self.report(node, f"session script not migrated to eager TF 2: {reason} "
                                   "(manual edit required)", fix=FixSafety.NONE)

@@ -596,7 +596,8 @@ def test_signal_during_discovery(tmp_path, signum):
 
     # A directory or file of the tree is open only for microseconds at a time: poll every
     # millisecond (a 20 ms poll missed the whole run on a fast machine).
-    deadline = time.monotonic() + 60
+    # (generous: under heavy load the command's start-up alone took over a minute once)
+    deadline = time.monotonic() + 240
     while not walking():
         assert proc.poll() is None and time.monotonic() < deadline, "the walk was never seen"
         time.sleep(0.001)

@@ -176,7 +176,7 @@ class SessionScriptEager(TfcCodemod):
             return tree
         # `sess = tf.Session()` ... `sess.run(...)`: read as the `with` block it runs like
         read_tree, origin, why = session_object_as_with(tree)
-        reader = Reader(read_tree)
+        reader = Reader(read_tree, session_object=bool(origin))
         try:
             program = reader.read()
             code = emit(program, reader)
@@ -185,11 +185,6 @@ class SessionScriptEager(TfcCodemod):
             node = decline.node if not isinstance(decline.node, cst.Module) else None
             node = origin.get(id(node), node)
             reason = why.get(id(node), decline.reason)
-            if origin and reason.startswith("ops created inside the session block"):
-                # a session object has no block in the source: say where the reading starts
-                name = reader.session_name or "the session"
-                reason = (f"ops created after `{name}` is first used (from its first use on, a session "
-                          "object's statements are read as the session block)")
             if node is not None:
                 self.report(node, f"session script not migrated to eager TF 2: {reason} "
                                   "(manual edit required)", fix=FixSafety.NONE)

@@ -23,9 +23,11 @@ from typing import Dict, List, Tuple
 GRAPH_SHARE = 0.2
 
 
-def _weight(g, shape: Tuple[int, int], prefix: str) -> Tuple[List[str], str]:
+def weight(g, shape: Tuple[int, int], prefix: str, rng=None) -> Tuple[List[str], str]:
+    """A ``get_variable`` with a seeded uniform initializer; the seed from ``rng`` (this
+    module's stream ``g.r4`` by default)."""
     name = g.new(prefix)
-    seed = g.r4.randint(1, 99)
+    seed = (rng or g.r4).randint(1, 99)
     return [f'{name} = tf.get_variable("{name}", [{shape[0]}, {shape[1]}], '
             f'initializer=tf.random_uniform_initializer(-0.4, 0.4, seed={seed}))'], name
 
@@ -33,8 +35,8 @@ def _weight(g, shape: Tuple[int, int], prefix: str) -> Tuple[List[str], str]:
 def param_callee(g, h: str, width: int):
     g.tag("precision_param_callee")
     fn, act_fn = g.new("apply_act"), g.new("act_fn")
-    lines, w1 = _weight(g, (width, width), "w_act")
-    more, w2 = _weight(g, (width, width), "w_act")
+    lines, w1 = weight(g, (width, width), "w_act")
+    more, w2 = weight(g, (width, width), "w_act")
     lines += more
     choice = g.r4.randrange(4)
     pre: List[str] = []
@@ -87,7 +89,7 @@ def module_alias(g, h: str, width: int):
     if g.r4.random() < 0.5:
         g.tag("precision_module_alias_nn")
         alias = g.new("nn_mod")
-        lines, w = _weight(g, (width, width), "w_alias")
+        lines, w = weight(g, (width, width), "w_alias")
         lines = [f"{alias} = tf.nn"] + lines + [f"{out} = {alias}.relu(tf.matmul({h}, {w})) + 0.1 * {h}"]
     else:
         g.tag("precision_module_alias_layers")

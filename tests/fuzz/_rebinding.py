@@ -19,23 +19,16 @@ productions leave alone is byte-identical to the fourth round's.
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from tests.fuzz._precision import weight
 
 # The share of model bodies that contain this block.
 GRAPH_SHARE = 0.15
 
 
-def _weight(g, width: int, prefix: str) -> Tuple[List[str], str]:
-    name = g.new(prefix)
-    seed = g.r5.randint(1, 99)
-    return [f'{name} = tf.get_variable("{name}", [{width}, {width}], '
-            f'initializer=tf.random_uniform_initializer(-0.4, 0.4, seed={seed}))'], name
-
-
 def rebinding_block(g, h: str, width: int):
     g.tag("rebinding")
-    lines, w1 = _weight(g, width, "w_rb")
-    more, w2 = _weight(g, width, "w_rb")
+    lines, w1 = weight(g, (width, width), "w_rb", g.r5)
+    more, w2 = weight(g, (width, width), "w_rb", g.r5)
     lines += more
     t, out = g.new("t_rb"), g.new("h")
     choice = g.r5.randrange(5)

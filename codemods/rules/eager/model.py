@@ -359,8 +359,10 @@ def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpressio
 
 
 class Reader:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, *, session_object: bool = False) -> None:
         self.module = module
+        # the session block was read from a `sess = tf.Session()` object (session_object_as_with)
+        self.session_object = session_object
         self.alias = ""
         self.prefix = ""
         self.items: List[Tuple[str, cst.BaseStatement]] = []
@@ -1327,6 +1329,13 @@ class Reader:
 
     # the session
 
+    def _ops_in_block(self, detail: str) -> str:
+        if self.session_object:  # no block in the source: say where the reading starts
+            name = self.session_name or "the session"
+            return (f"ops created after `{name}` is first used (from its first use on, a session object's "
+                    "statements are read as the session block)")
+        return "ops created inside the session block" + detail
+
     def _session_item(self, stmt: cst.With) -> Optional[str]:
         if len(stmt.items) != 1:
             return None
@@ -1533,7 +1542,7 @@ class Reader:
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("eval", "partial_run"):
                 raise Decline(call, f"`.{call.func.attr.value}(...)` in the session block")
         if self.alias in names:
-            raise Decline(stmt, "ops created inside the session block")
+            raise Decline(stmt, self._ops_in_block(""))
         hit = names & (self.graph_names() | self.global_steps)
         if hit:
             raise Decline(stmt, f"`{sorted(hit)[0]}` (a graph tensor) is used outside a `run` call")
@@ -1571,7 +1580,7 @@ class Reader:
         elif isinstance(fetch, cst.SimpleString):
             raise Decline(call, "a tensor fetched by name")
         elif self.alias in names_of(fetch).read:
-            raise Decline(call, "ops created inside the session block (a fetch builds new ops)")
+            raise Decline(call, self._ops_in_block(" (a fetch builds new ops)"))
         else:
             raise Decline(call, "fetches that are not a name, a list/tuple of names or a dict of string keys to names")
         trains = [n for n in names if n in self.train_ops]

@@ -505,7 +505,7 @@ class Outputs:
         if self.format == "github":
             text = "".join(github_line(f) for f in findings)
             if text:
-                reporter._emit(reporter.main_stream, text)
+                reporter.emit(reporter.main_stream, text)
             return True
         if self.format == "sarif":
             for f in findings:
@@ -520,7 +520,7 @@ class Outputs:
         if self.color:
             text = "".join(colored(f) + "\n" for f in findings)
             if text:
-                reporter._emit(reporter.main_stream, text)
+                reporter.emit(reporter.main_stream, text)
             return True
         return False
 
@@ -550,7 +550,7 @@ class Outputs:
 
     def finish(self, reporter: Any, exit_code: int, numbers: Optional[Dict[str, Any]], summary: bool) -> None:
         """The statistics / fixes lists, the SARIF or JUnit document."""
-        emit = lambda text: reporter._emit(reporter.main_stream, text)  # noqa: E731 - a short alias
+        emit = lambda text: reporter.emit(reporter.main_stream, text)  # noqa: E731 - a short alias
         if self.statistics and summary:
             emit(statistics_text(self.counts, rule_names(self.rules)))
         if self.format == "sarif":
@@ -564,7 +564,7 @@ class Outputs:
                 write_chunks(emit, junit_document_chunks(self.suites, self.tests, self.tests))
             self.suites.close()
         if self.show_fixes and summary and not reporter.quiet:
-            reporter._emit(reporter.err, show_fixes_text(self.fixed, rule_names(self.rules),
+            reporter.emit(reporter.err, show_fixes_text(self.fixed, rule_names(self.rules),
                                                          applied=reporter.mode == "write"))
 
 

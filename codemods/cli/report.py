@@ -203,7 +203,9 @@ class Reporter:
             return self.err
         return self.out
 
-    def _emit(self, stream: IO[str], text: Optional[str] = None, data: Optional[bytes] = None) -> None:
+    def emit(self, stream: IO[str], text: Optional[str] = None, data: Optional[bytes] = None) -> None:
+        """Write ``text`` (or ``data``) to ``stream``; a broken stdout is reported once and later
+        output to it dropped (the run goes on)."""
         if stream is self.out and self.stdout_error is not None:
             return
         try:
@@ -219,7 +221,7 @@ class Reporter:
             _silence_stdout(stream)
 
     def stdout_bytes(self, data: bytes) -> None:
-        self._emit(self.out, data=data)
+        self.emit(self.out, data=data)
 
     # -- events ------------------------------------------------------------------------
 
@@ -227,11 +229,11 @@ class Reporter:
         """Something that makes the exit code 2 (always also on stderr)."""
         self.errors.append((path, message))
         where = f"{path_text(path)}: " if path else ""
-        self._emit(self.err, f"{PROG}: error: {where}{escape_text(message)}\n")
+        self.emit(self.err, f"{PROG}: error: {where}{escape_text(message)}\n")
 
     def warning(self, message: str) -> None:
         self.warnings.append(message)
-        self._emit(self.err, f"{PROG}: warning: {escape_text(message)}\n")
+        self.emit(self.err, f"{PROG}: warning: {escape_text(message)}\n")
 
     def skip(self, path: str, reason: str) -> None:
         """A path passed over before processing (walk: special file, unlistable dir)."""
@@ -239,7 +241,7 @@ class Reporter:
         if self.json:
             self.files.add({"path": path, "status": "skipped", "reason": reason})
         else:
-            self._emit(self.err, f"{path_text(path)}: skipped: {escape_text(reason)}\n")
+            self.emit(self.err, f"{path_text(path)}: skipped: {escape_text(reason)}\n")
 
     def file(self, report: "FileReport") -> None:
         """One processed file: its status line, findings and diff (then it is forgotten:
@@ -254,7 +256,7 @@ class Reporter:
         if report.status == "error":
             self.error(report.display, report.reason)
         elif report.written and self.mode == "write" and not self.quiet:
-            self._emit(self.err, f"Rewriting {path_text(report.display)}\n")
+            self.emit(self.err, f"Rewriting {path_text(report.display)}\n")
         if self.json:
             for finding in report.findings:
                 self.findings.add(finding.to_json())
@@ -267,7 +269,7 @@ class Reporter:
             return
         lines = "".join(finding_text(f) + "\n" for f in report.findings if not f.diagnostic.applied)
         if lines:
-            self._emit(self.main_stream, lines)
+            self.emit(self.main_stream, lines)
 
     def not_processed(self, targets: Sequence["Target"]) -> None:
         if not self.json:
@@ -301,7 +303,7 @@ class Reporter:
         text = _summary_text(self.command, self.mode, numbers, interrupted, not_processed)
         if self.json:
             return  # the numbers are in the document; stderr stays for errors
-        self._emit(self.err, text)
+        self.emit(self.err, text)
 
 
     _FINDINGS, _FILES = "\x00findings\x00", "\x00files\x00"
@@ -343,9 +345,9 @@ class Reporter:
             buffered.append(piece)
             size += len(piece)
             if size >= WRITE_SIZE:
-                self._emit(stream, "".join(buffered))
+                self.emit(stream, "".join(buffered))
                 buffered, size = [], 0
-        self._emit(stream, "".join(buffered))
+        self.emit(stream, "".join(buffered))
         self.findings.close()
         self.files.close()
 

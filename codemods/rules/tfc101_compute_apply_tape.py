@@ -142,8 +142,8 @@ class ComputeApplyToTape(GradientSiteRule):
         if other_uses:
             raise Reject(f"the gradients are also used by {facts.where(other_uses[0], 50)} before `apply_gradients`; "
                          f"the rewrite would change what it sees {MANUAL}", compute)
-        args = planner.bind_args(compute, "compute_gradients", COMPUTE_PARAMS)
-        planner.check_uncarried(args, UNCARRIED, "compute_gradients")
+        args = planner.gates.bind_args(compute, "compute_gradients", COMPUTE_PARAMS)
+        planner.gates.check_uncarried(args, UNCARRIED, "compute_gradients")
         loss = args.get("loss")
         if loss is None:
             raise Reject(f"`compute_gradients` without a loss {MANUAL}")
@@ -156,7 +156,7 @@ class ComputeApplyToTape(GradientSiteRule):
         # On a `clip_gradients_by_norm` optimizer: TF 1.15's wrapper clipped the global norm in
         # `compute_gradients` (before any clipping of the user's) and applied with the inner one.
         unwrapped = unwrap(planner, site, info, [compute, apply_call]) if info.kind == "wrapped" else None
-        callable_loss = planner.is_callable_loss(loss)
+        callable_loss = planner.gates.is_callable_loss(loss)
         if not callable_loss and not facts.graph_mode:
             raise Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
         var_list = args.get("var_list")
@@ -164,7 +164,7 @@ class ComputeApplyToTape(GradientSiteRule):
             var_list = None  # `var_list=None` is the default
         vars_expr: Optional[str] = None
         if not (callable_loss and var_list is None):
-            vars_expr = planner.var_list(var_list, "`compute_gradients`")
+            vars_expr = planner.gates.var_list(var_list, "`compute_gradients`")
         region = planner.loss_region(site, loss, callable_loss)
         safety, notes = region.safety, [region.note] if region.note else []
         touched = [small] + [single_small(body[k]) for k in clip_indices] + [apply_small]
@@ -179,7 +179,7 @@ class ComputeApplyToTape(GradientSiteRule):
         loss_name, extra = emit.loss_statements(loss, callable_loss)
         renames: Dict[cst.CSTNode, str] = {}
         if info.kind == "tf1" and facts.graph_mode and info.ctor is not None:
-            renames.update(planner.compat_rename(info.ctor))
+            renames.update(planner.gates.compat_rename(info.ctor))
         replacements: Dict[int, List[cst.BaseStatement]] = {}
         clip_norm = planner.clip_norm_option() if not clip_indices else None
         receiver_code = facts.code(receiver)

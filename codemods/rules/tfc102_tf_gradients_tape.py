@@ -108,14 +108,14 @@ class TfGradientsToTape(GradientSiteRule):
         if hazard is not None:
             raise Reject(f"the gradients are used by {facts.where(hazard, 50)}, which differentiates again; a tape's "
                          f"gradient ops are not proven to differentiate like `tf.gradients`' {MANUAL}", hazard)
-        args = planner.bind_args(call, "tf.gradients", GRADIENTS_PARAMS)
-        planner.check_uncarried(args, UNCARRIED, "tf.gradients")
+        args = planner.gates.bind_args(call, "tf.gradients", GRADIENTS_PARAMS)
+        planner.gates.check_uncarried(args, UNCARRIED, "tf.gradients")
         loss, xs = args.get("ys"), args.get("xs")
         if loss is None or xs is None:
             raise Reject(f"`tf.gradients` without `ys`/`xs` {MANUAL}")
         # tf.gradients returns a list; tape.gradient too when its sources are a list, which
         # `trainable` proves (and that every variable in it is trainable: a tape watches only those).
-        planner.var_list(xs, "`tf.gradients`")
+        planner.gates.var_list(xs, "`tf.gradients`")
         if not facts.graph_mode:
             raise Reject(f"`tf.gradients` in eager code: TF1 raised here, nothing to preserve {MANUAL}")
         region = planner.loss_region(site, loss, callable_loss=False)

@@ -108,8 +108,8 @@ class MinimizeToTape(GradientSiteRule):
         from codemods.rules.tape import optimizers
 
         optimizers.check(info, "minimize", allow_wrapped=True)
-        args = planner.bind_args(call, "minimize", MINIMIZE_PARAMS)
-        planner.check_uncarried(args, UNCARRIED, "minimize")
+        args = planner.gates.bind_args(call, "minimize", MINIMIZE_PARAMS)
+        planner.gates.check_uncarried(args, UNCARRIED, "minimize")
         loss = args.get("loss")
         if loss is None:
             raise Reject(f"`minimize` without a loss {MANUAL}")
@@ -121,7 +121,7 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
           name: Optional[cst.BaseExpression]) -> Plan:
     facts, emit = planner.facts, planner.emit
     body, index, small = site.body, site.index, site.small
-    callable_loss = planner.is_callable_loss(loss)
+    callable_loss = planner.gates.is_callable_loss(loss)
     if not callable_loss and not facts.graph_mode:
         raise Reject(f"a tensor loss in eager code: TF1 raised here, nothing to preserve {MANUAL}")
     if isinstance(var_list, cst.Name) and var_list.value == "None":
@@ -131,7 +131,7 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
     else:
         # With a callable loss TF1 called `tape.watch(var_list)`: the same as watching them
         # automatically when every one of them is trainable, which this gate proves.
-        vars_expr = planner.var_list(var_list, "`minimize`")
+        vars_expr = planner.gates.var_list(var_list, "`minimize`")
     region = planner.loss_region(site, loss, callable_loss)
     safety, notes = region.safety, [region.note] if region.note else []
     if has_comment(small):
@@ -156,7 +156,7 @@ def _emit(planner: Planner, site: Statement, call: cst.Call, info, loss: cst.Bas
             safety = FixSafety.UNSAFE
             notes += unwrapped.notes
     elif info.kind == "tf1" and facts.graph_mode and info.ctor is not None:
-        renames.update(planner.compat_rename(info.ctor))
+        renames.update(planner.gates.compat_rename(info.ctor))
     if clip_norm is None:
         clip_norm = planner.clip_norm_option()
     tape = emit.fresh("tape")

@@ -272,3 +272,64 @@ def test_registry_discovers_only_its_own_rules(tmp_path: Path) -> None:
                           timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "TFC101" in proc.stdout and "TFC999" not in proc.stdout
+
+
+# Attributes of Python's own types that start with an underscore (``ast`` node classes' ``_fields``,
+# namedtuples' API): not ours, so not a private name of another module.
+_PYTHON_UNDERSCORE_API = frozenset({"_fields", "_replace", "_asdict", "_make", "_field_defaults"})
+
+
+def _private_calls_across_modules(sources: Dict[str, str]) -> List[str]:
+    """``receiver._name`` where ``_name`` is a private function, method or class defined (``def`` /
+    ``class``) in another of ``sources``' modules and not in this one; ``self._x`` and ``cls._x``
+    are the class's own business and not counted."""
+    trees = {name: ast.parse(text) for name, text in sources.items()}
+    defined: Dict[str, Set[str]] = {}
+    for name, tree in trees.items():
+        defined[name] = {node.name for node in ast.walk(tree)
+                         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                         and node.name.startswith("_") and not node.name.startswith("__")}
+    everywhere = set().union(*defined.values()) if defined else set()
+    found = []
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr in everywhere - defined[name]):
+                continue
+            if node.attr in _PYTHON_UNDERSCORE_API:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_private_call_finder_finds_one() -> None:
+    """The finder reports a private method called from another module, and not a module's own
+    use of it or ``self._x`` (so the next test can fail)."""
+    sources = {
+        "a": "class A:\n    def _helper(self):\n        return self._helper()\n",
+        "b": "def use(analyzer):\n    return analyzer._helper()\n",
+        "c": "def own(x):\n    return x._own()\ndef _own():\n    pass\n",
+    }
+    assert _private_calls_across_modules(sources) == ["b:2: analyzer._helper"]
+
+
+def test_no_private_function_called_from_another_module() -> None:
+    """What one module calls on another's objects is public: a private method stays inside the
+    module that defines it (an import of a private name is caught by the import checks)."""
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    found = _private_calls_across_modules(sources)
+    assert not found, f"private names used from another module (make them public): {found}"
+
+
+def test_no_mixins_in_the_planner() -> None:
+    """The planner is objects passed what they need: no ``*Mixin`` class anywhere in
+    ``codemods/``, and the analyzer and the planner derive from nothing."""
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                assert not node.name.endswith("Mixin"), f"{name}: class {node.name}"
+    from codemods.rules.tape.effects import Analyzer
+    from codemods.rules.tape.planner import Planner
+
+    assert Analyzer.__bases__ == (object,) and Planner.__bases__ == (object,)

@@ -6,14 +6,16 @@ A *site* is ``opt.minimize(loss)`` (TFC103), ``opt.compute_gradients(loss)`` -> 
 
 * :mod:`~codemods.rules.tape.facts` -- one module's metadata, TF spelling and the module gates;
 * :mod:`~codemods.rules.tape.tfapi` -- what each TF API does to the gradient path (the allowlist);
-* :mod:`~codemods.rules.tape.kinds`, :mod:`~codemods.rules.tape.callsites`, :mod:`~codemods.rules.tape.mutations`,
-  :mod:`~codemods.rules.tape.walker`, :mod:`~codemods.rules.tape.effects` -- the analysis: whether a value can
-  carry a gradient, what parameters callers pass, which objects change, what a statement does;
+* :mod:`~codemods.rules.tape.effects` -- the :class:`~codemods.rules.tape.effects.Analyzer`, composed of collaborators that share one memo
+  (:mod:`~codemods.rules.tape.values`): :mod:`~codemods.rules.tape.kinds` (whether a value can carry a
+  gradient), :mod:`~codemods.rules.tape.callsites` (what parameters callers pass),
+  :mod:`~codemods.rules.tape.mutations` (which objects change) and :mod:`~codemods.rules.tape.walker`
+  (what a statement does);
 * :mod:`~codemods.rules.tape.slicing` -- the backward slice of the loss and the boundary proof;
 * :mod:`~codemods.rules.tape.optimizers` -- which optimizer a site uses;
 * :mod:`~codemods.rules.tape.gates`, :mod:`~codemods.rules.tape.clipping` -- the shared gates and clip shapes;
-* :mod:`~codemods.rules.tape.planner`, :mod:`~codemods.rules.tape.overlaps` -- the driver, overlapping sites
-  (one ``with`` of several tapes) and groups;
+* :mod:`~codemods.rules.tape.planner`, :mod:`~codemods.rules.tape.overlaps` -- the driver (its gates are
+  ``planner.gates``), overlapping sites (one ``with`` of several tapes) and groups;
 * :mod:`~codemods.rules.tape.emit`, :mod:`~codemods.rules.tape.rule` -- the tape-form emitter and the codemod base.
 
 The trust model: outside the tape may stay only what provably carries no gradient -- data sources,

@@ -14,45 +14,48 @@ import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.tape.facts import ModuleFacts
-from codemods.rules.tape.kinds import Kind, join_kinds
 from codemods.rules.tape.syntax import walk_nodes
+from codemods.rules.tape.values import Analysis, Kind, Memo, Summary, join_kinds
 
-from codemods.rules.tape.values import Summary
 
+class CallSites:
+    """Callers of the module's functions, classes and methods: the analyzer's collaborator for
+    parameters and callables (it asks the analyzer, ``analysis``, for kinds, callees, summaries
+    and field stores; memoises in the shared ``memo``)."""
 
-class CallSitesMixin:
-    """The call-site half of :class:`~codemods.rules.tape.effects.Analyzer`."""
-
-    facts: ModuleFacts
+    def __init__(self, facts: ModuleFacts, memo: Memo, analysis: Analysis) -> None:
+        self.facts = facts
+        self.memo = memo
+        self.a = analysis
 
     def param_kind(self, param: cst.Param) -> Kind:
         """What callers pass for ``param``: the join of the argument kinds at every call of its
         function in this module (``__init__``: every ``C(...)``); PARAM when the function has no
         such call, is used other than by calling it, or a call cannot be bound."""
         key = id(param)
-        if key in self._kinds:
-            return self._kinds[key]
-        self._kinds[key] = Kind.PARAM  # recursion guard
+        if key in self.memo.kinds:
+            return self.memo.kinds[key]
+        self.memo.kinds[key] = Kind.PARAM  # recursion guard
         result = self._param_kind(param)
-        self._kinds[key] = result
+        self.memo.kinds[key] = result
         return result
 
     def _param_kind(self, param: cst.Param) -> Kind:
         args = self.param_args(param)
         if args is None:
             return Kind.PARAM
-        return join_kinds(self.kind(arg) for arg in args)
+        return join_kinds(self.a.kind(arg) for arg in args)
 
     def param_args(self, param: cst.Param) -> Optional[List[cst.BaseExpression]]:
         """The argument every call of ``param``'s function in this module passes for it; None when
         the function has no such call, is used other than by calling it, or a call cannot be
         bound (then its callers are not all in this file)."""
         key = ("args", id(param))
-        if key in self._param_args:
-            return self._param_args[key]
-        self._param_args[key] = None  # recursion guard
+        if key in self.memo.param_args:
+            return self.memo.param_args[key]
+        self.memo.param_args[key] = None  # recursion guard
         result = self._bind_param_args(param)
-        self._param_args[key] = result
+        self.memo.param_args[key] = result
         return result
 
     def _bind_param_args(self, param: cst.Param) -> Optional[List[cst.BaseExpression]]:
@@ -122,7 +125,7 @@ class CallSitesMixin:
             return out
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
-        what = self.callee(expr)  # type: ignore[attr-defined]
+        what = self.a.callee(expr)
         if what[0] in self.CALLABLE_KINDS:
             return [what]
         if not isinstance(expr, cst.Name) or what[0] != "unknown" or self.facts.match_captures.get(expr.value):
@@ -161,7 +164,7 @@ class CallSitesMixin:
                 if self.callable_values(part, depth + 1) is None:
                     return self.unresolved_callable(part, depth + 1)
         if isinstance(expr, cst.Name) and not self.facts.match_captures.get(expr.value):
-            what = self.callee(expr)  # type: ignore[attr-defined]
+            what = self.a.callee(expr)
             if what[0] == "imported":
                 return f"{code}, defined in another module"
             bindings = [a for a in self.facts.assignments(expr) if not isinstance(a, BuiltinAssignment)]
@@ -188,7 +191,7 @@ class CallSitesMixin:
                 else:
                     return f"{code}, defined in another module"
         if isinstance(expr, cst.Attribute):
-            what = self.callee(expr)  # type: ignore[attr-defined]
+            what = self.a.callee(expr)
             if what[0] == "imported":
                 return f"{code}, defined in another module"
         return f"{code}, a callable the analysis cannot resolve to a function in this file"
@@ -280,7 +283,7 @@ class CallSitesMixin:
                 return None
             value = self.facts.assigned_value(assignment)
             if isinstance(value, cst.Call):
-                what = self.callee(value.func)
+                what = self.a.callee(value.func)
                 if what[0] == "local_class":
                     out.append(what[1])
                     continue
@@ -298,7 +301,7 @@ class CallSitesMixin:
         elif isinstance(expr, cst.Name):
             values = [self.facts.assigned_value(a) for a in self.facts.assignments(expr)]
         elif isinstance(expr, cst.Attribute):
-            values = [value for _, value in self._all_field_stores().get(expr.attr.value, [])]
+            values = [value for _, value in self.a.all_field_stores().get(expr.attr.value, [])]
         out: List[cst.Call] = []
         for value in values:
             if isinstance(value, cst.Call):
@@ -324,7 +327,7 @@ class CallSitesMixin:
                     continue
                 value = self.facts.assigned_value(assignment)
                 if isinstance(value, cst.Call):
-                    what = self.callee(value.func)
+                    what = self.a.callee(value.func)
                     if what[0] == "local_class":
                         classes.append(what[1])
                         continue
@@ -333,25 +336,26 @@ class CallSitesMixin:
             return None
         out: List[Summary] = []
         for cls in classes:
-            found_method = self._find_method(cls, method, depth=0)
+            found_method = self.find_method(cls, method, depth=0)
             if found_method is None:
                 return None
-            summary = self.summary(found_method)
+            summary = self.a.summary(found_method)
             if summary is None:
                 return None
             out.append(summary)
         return out
 
-    def _find_method(self, cls: cst.ClassDef, method: str, depth: int) -> Optional[cst.FunctionDef]:
+    def find_method(self, cls: cst.ClassDef, method: str, depth: int = 0) -> Optional[cst.FunctionDef]:
+        """The ``def`` of ``method`` in ``cls`` or a local base class (None if not found)."""
         if depth > 5:
             return None
         for stmt in cls.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == method:
                 return stmt
         for base in cls.bases:
-            what = self.callee(base.value)
+            what = self.a.callee(base.value)
             if what[0] == "local_class":
-                found = self._find_method(what[1], method, depth + 1)
+                found = self.find_method(what[1], method, depth + 1)
                 if found is not None:
                     return found
         return None

@@ -27,30 +27,36 @@ import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 from libcst.metadata.scope_provider import GlobalScope
 
-from codemods.rules.tape.callsites import CallSitesMixin
+from codemods.rules.tape.callsites import CallSites
 from codemods.rules.tape.facts import ModuleFacts
-from codemods.rules.tape.kinds import BUILTIN_NAMES, DATA_MODULES, Kind, KindsMixin, join_kinds
-from codemods.rules.tape.mutations import MutationsMixin, MutationIndex
+from codemods.rules.tape.kinds import BUILTIN_NAMES, DATA_MODULES, Kinds
+from codemods.rules.tape.mutations import Mutations
 from codemods.rules.tape.syntax import return_statements, root_name
-from codemods.rules.tape.values import Effects, Summary
+from codemods.rules.tape.values import Effects, Kind, Memo, Summary, join_kinds
 from codemods.rules.tape.walker import StatementWalker
 
 __all__ = ["Analyzer", "BUILTIN_NAMES", "Effects", "Kind", "Summary", "root_name"]
 
 
-class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
-    """Effects and kinds for one module (memoised; see the module docstring)."""
+class Analyzer:
+    """Effects and kinds for one module (memoised; see the module docstring).
+
+    It composes three collaborators, each holding its own state and given the shared
+    :class:`~codemods.rules.tape.values.Memo` and this analyzer (as the
+    :class:`~codemods.rules.tape.values.Analysis` interface) to ask the others through:
+    :class:`~codemods.rules.tape.kinds.Kinds` (what a value is),
+    :class:`~codemods.rules.tape.callsites.CallSites` (who calls a function, with what) and
+    :class:`~codemods.rules.tape.mutations.Mutations` (what may change in place). The analyzer
+    itself resolves callees, summarises local functions and classes, and walks statements
+    (:class:`~codemods.rules.tape.walker.StatementWalker`); the methods below the walker's are
+    the collaborators' answers, named here so that every caller asks the analyzer."""
 
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
-        self._effects: Dict[int, Effects] = {}
-        self._kinds: Dict[int, Kind] = {}
-        self._summaries: Dict[int, Optional[Summary]] = {}
-        self._in_progress: Set[int] = set()
-        self._field_kinds: Dict[str, Kind] = {}
-        self._field_stores: Optional[Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]] = None
-        self._mutations: Optional[MutationIndex] = None
-        self._param_args: Dict[tuple, Optional[List[cst.BaseExpression]]] = {}
+        self.memo = Memo()
+        self.kinds = Kinds(facts, self.memo, self)
+        self.calls = CallSites(facts, self.memo, self)
+        self.mutations = Mutations(facts, self)
         self.scope_regularizers = "kw:regularizer" in facts.mentions and bool(
             facts.tf_used & {"tf.variable_scope", "tf.arg_scope", "tf.contrib.framework.arg_scope"})
 
@@ -122,16 +128,16 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
     def summary(self, node: cst.CSTNode) -> Optional[Summary]:
         """The :class:`Summary` of a local ``def``, lambda or class (None while recursing)."""
         key = id(node)
-        if key in self._summaries:
-            return self._summaries[key]
-        if key in self._in_progress:
+        if key in self.memo.summaries:
+            return self.memo.summaries[key]
+        if key in self.memo.in_progress:
             return None
-        self._in_progress.add(key)
+        self.memo.in_progress.add(key)
         try:
             result = self._summarize(node)
         finally:
-            self._in_progress.discard(key)
-        self._summaries[key] = result
+            self.memo.in_progress.discard(key)
+        self.memo.summaries[key] = result
         return result
 
     def _summarize(self, node: cst.CSTNode) -> Summary:
@@ -179,13 +185,13 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
         """:class:`Effects` of one statement; reads of names local to ``container`` (a function
         being summarised) are not reads of the unit."""
         key = (id(stmt), id(container))
-        cached = self._effects.get(hash(key))
+        cached = self.memo.effects.get(hash(key))
         if cached is not None and container is None:
             return cached
 
         effects = StatementWalker(self, container if container is not None else stmt).walk(stmt)
         if container is None:
-            self._effects[hash(key)] = effects
+            self.memo.effects[hash(key)] = effects
         return effects
 
     def expression_effects(self, expr: cst.CSTNode, container: cst.CSTNode) -> Effects:
@@ -194,3 +200,61 @@ class Analyzer(KindsMixin, CallSitesMixin, MutationsMixin):
 
     def is_local(self, name: cst.Name, container: cst.CSTNode) -> bool:
         return self._local_to(name, container)
+
+    # -- the collaborators' answers ---------------------------------------------------------
+    def kind(self, expr: cst.BaseExpression, exclude: Optional[Set[int]] = None) -> Kind:
+        return self.kinds.kind(expr, exclude)
+
+    def capture_kind(self, captures, exclude: Optional[Set[int]] = None) -> Kind:
+        return self.kinds.capture_kind(captures, exclude)
+
+    def assignment_kind(self, assignment) -> Kind:
+        return self.kinds.assignment_kind(assignment)
+
+    def mutable_binding(self, assignment) -> bool:
+        return self.kinds.mutable_binding(assignment)
+
+    def import_is_code_or_data(self, assignment: ImportAssignment) -> bool:
+        return self.kinds.import_is_code_or_data(assignment)
+
+    def root_is_object(self, name: cst.Name) -> bool:
+        return self.kinds.root_is_object(name)
+
+    def module_value(self, expr: cst.BaseExpression) -> bool:
+        return self.kinds.module_value(expr)
+
+    def field_stores(self, attr: str) -> List[cst.CSTNode]:
+        return self.kinds.field_stores(attr)
+
+    def all_field_stores(self) -> Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]:
+        return self.kinds.all_field_stores()
+
+    def param_kind(self, param: cst.Param) -> Kind:
+        return self.calls.param_kind(param)
+
+    def param_args(self, param: cst.Param) -> Optional[List[cst.BaseExpression]]:
+        return self.calls.param_args(param)
+
+    def callable_values(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[List[tuple]]:
+        return self.calls.callable_values(expr, depth)
+
+    def unresolved_callable(self, expr: cst.BaseExpression, depth: int = 0) -> str:
+        return self.calls.unresolved_callable(expr, depth)
+
+    def constructors_of(self, expr: cst.BaseExpression) -> List[cst.Call]:
+        return self.calls.constructors_of(expr)
+
+    def method_summaries(self, method: str, receiver: cst.BaseExpression) -> Optional[List[Summary]]:
+        return self.calls.method_summaries(method, receiver)
+
+    def find_method(self, cls: cst.ClassDef, method: str, depth: int = 0) -> Optional[cst.FunctionDef]:
+        return self.calls.find_method(cls, method, depth)
+
+    def container_mutated(self, name: cst.Name, exclude: Optional[Set[int]] = None) -> Optional[cst.CSTNode]:
+        return self.mutations.container_mutated(name, exclude)
+
+    def field_mutated(self, attr: str) -> bool:
+        return self.mutations.field_mutated(attr)
+
+    def aliases(self, name: str) -> Set[str]:
+        return self.mutations.aliases(name)

@@ -48,7 +48,7 @@ class _ListChanges(cst.CSTVisitor):
     """The first place the list bound to one name may change in place (``name.append(v)``,
     ``name[i] = v``, ``del name[i]``) or escape to code that may change it (an alias ``a = name``,
     an argument of a function that is neither TF's nor a pure builtin). Narrower than
-    :meth:`~codemods.rules.tape.mutations.MutationsMixin.container_mutated`, which also follows aliases
+    :meth:`~codemods.rules.tape.mutations.Mutations.container_mutated`, which also follows aliases
     through ``zip``/``list`` and calls such as ``apply_gradients``: a variable list is only read
     there, and counting those would decline every ``zip(grads, tvars)``."""
 
@@ -149,10 +149,12 @@ class _FieldChanges(_ListChanges):
         self.found = grand if isinstance(grand, cst.Call) else parent
 
 
-class GatesMixin:
-    """The shared gates of :class:`~codemods.rules.tape.planner.Planner`."""
+class Gates:
+    """The gates the TF 2 rules share (``planner.gates``): each answers one question about a site
+    from the module's facts alone, or raises :class:`~codemods.rules.tape.sites.Reject`."""
 
-    facts: ModuleFacts
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
 
     @staticmethod
     def bind_args(call: cst.Call, method: str, params: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:

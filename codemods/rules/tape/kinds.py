@@ -12,7 +12,6 @@ Names resolve to every binding in scope (a join), fields to every value the modu
 from __future__ import annotations
 
 import builtins
-import enum
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -24,17 +23,11 @@ from codemods.rules.tape import tfapi
 from codemods.rules.tape.facts import ModuleFacts
 from codemods.rules.tape.syntax import subtargets
 from codemods.rules.tape.tfapi import Api
+from codemods.rules.tape.values import Analysis, Kind, Memo, join_kinds
+
+__all__ = ["BUILTIN_NAMES", "DATA_MODULES", "Kind", "Kinds", "join_kinds"]
 
 BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-class Kind(enum.IntEnum):
-    """How a value relates to the gradient path (ordered: the join is ``max``)."""
-
-    FREE = 0  # no gradient can flow through it
-    VARIABLE = 1  # a variable / layer / model / optimizer object: reads happen where it is used
-    PARAM = 2  # comes from a caller this module does not show (unsafe to rely on)
-    TENSOR = 3  # may carry a gradient from a trainable variable (or unknown)
 
 
 # Builtins that neither mutate their arguments nor run user code (beyond what is analysed).
@@ -82,14 +75,6 @@ TENSOR_METADATA_ATTRS = frozenset({"shape", "dtype", "name", "get_shape", "ndim"
                                    "as_list", "ndims"})
 
 
-def join_kinds(kinds: Iterable[Kind]) -> Kind:
-    out = Kind.FREE
-    for kind in kinds:
-        if kind > out:
-            out = kind
-    return out
-
-
 def _pure(*kinds: Kind) -> Kind:
     """An op computed from values of these kinds: gradient-free only when all of them are; a
     caller's value stays the caller's (PARAM); anything computed from a variable is a TENSOR."""
@@ -100,26 +85,32 @@ def _pure(*kinds: Kind) -> Kind:
     return Kind.TENSOR
 
 
-class KindsMixin:
-    """The :class:`Kind` half of :class:`~codemods.rules.tape.effects.Analyzer`."""
+class Kinds:
+    """The kinds of one module's values: the analyzer's collaborator for :meth:`kind` (it asks
+    the analyzer, ``analysis``, for callees, summaries, parameters and mutations; memoises in
+    the shared ``memo``; owns the module's field stores)."""
 
-    facts: ModuleFacts
+    def __init__(self, facts: ModuleFacts, memo: Memo, analysis: Analysis) -> None:
+        self.facts = facts
+        self.memo = memo
+        self.a = analysis
+        self._field_stores: Optional[Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]] = None
 
     def kind(self, expr: cst.BaseExpression, exclude: Optional[Set[int]] = None) -> Kind:
         """The :class:`Kind` of ``expr``'s value. Names resolve to every binding in scope except
         those whose statements are in ``exclude`` (ids of nodes)."""
         if exclude is None:
             key = id(expr)
-            if key in self._kinds:
-                return self._kinds[key]
-            if key in self._in_progress:
+            if key in self.memo.kinds:
+                return self.memo.kinds[key]
+            if key in self.memo.in_progress:
                 return Kind.TENSOR
-            self._in_progress.add(key)
+            self.memo.in_progress.add(key)
             try:
                 result = self._kind(expr, None)
             finally:
-                self._in_progress.discard(key)
-            self._kinds[key] = result
+                self.memo.in_progress.discard(key)
+            self.memo.kinds[key] = result
             return result
         return self._kind(expr, exclude)
 
@@ -224,7 +215,7 @@ class KindsMixin:
                 continue
             kinds.append(self.assignment_kind(assignment))
             mutable = mutable or self.mutable_binding(assignment)
-        if mutable and self.container_mutated(name) is not None:
+        if mutable and self.a.container_mutated(name) is not None:
             kinds.append(Kind.TENSOR)
         if name.value in self.facts.match_captures:
             # (also bound by a `match` capture, which scopes do not list): a part of the subject
@@ -250,7 +241,7 @@ class KindsMixin:
         if not isinstance(assignment, Assignment) or isinstance(assignment.node, (cst.FunctionDef, cst.ClassDef)):
             return False
         if isinstance(assignment.node, cst.Param):
-            args = self.param_args(assignment.node)
+            args = self.a.param_args(assignment.node)
             return args is None or any(self.mutable_expression(arg) for arg in args)
         value = self._binding_value(assignment.node)
         if value is None:
@@ -259,7 +250,7 @@ class KindsMixin:
                               cst.Attribute, cst.Subscript)):
             return True
         if isinstance(value, cst.Call):
-            what = self.callee(value.func)
+            what = self.a.callee(value.func)
             if what[0] == "tf":
                 return False  # tensors are immutable; variables change only through graph ops
             if what[0] == "builtin" and what[1] not in ("list", "dict", "set", "object"):
@@ -276,26 +267,26 @@ class KindsMixin:
                 return False
             found = [a for a in self.facts.assignments(expr) if not isinstance(a, BuiltinAssignment)]
             return not found or any(self.mutable_binding(a) for a in found)
-        if isinstance(expr, cst.Call) and self.callee(expr.func)[0] == "tf":
+        if isinstance(expr, cst.Call) and self.a.callee(expr.func)[0] == "tf":
             return False
         return True
 
     def assignment_kind(self, assignment) -> Kind:
         if isinstance(assignment, ImportAssignment):
-            return Kind.FREE if self._import_is_code_or_data(assignment) else Kind.TENSOR
+            return Kind.FREE if self.import_is_code_or_data(assignment) else Kind.TENSOR
         if not isinstance(assignment, Assignment):
             return Kind.TENSOR
         node = assignment.node
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return Kind.FREE
         if isinstance(node, cst.Param):
-            return self.param_kind(node)
+            return self.a.param_kind(node)
         value = self._binding_value(node)
         if value is None:
             return Kind.TENSOR
         return self.kind(value)
 
-    def _import_is_code_or_data(self, assignment: ImportAssignment) -> bool:
+    def import_is_code_or_data(self, assignment: ImportAssignment) -> bool:
         """``import tensorflow as tf`` / ``import numpy as np`` / ``from tensorflow import keras``:
         module objects and library names. Any other imported *value* may be a tensor built in the
         other module."""
@@ -345,7 +336,7 @@ class KindsMixin:
         # an attribute of an object of unknown type: what is ever stored in that field
         if isinstance(expr.value, cst.Name) and self.root_is_object(expr.value):
             kind = self.field_kind(attr)
-            if kind is Kind.TENSOR and base is Kind.PARAM and not self._all_field_stores().get(attr):
+            if kind is Kind.TENSOR and base is Kind.PARAM and not self.all_field_stores().get(attr):
                 return Kind.PARAM  # a field of an object whose callers are elsewhere (`args.dim`)
             return kind
         return Kind.TENSOR
@@ -360,7 +351,7 @@ class KindsMixin:
             if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Param):
                 return True
             value = self.facts.assigned_value(assignment)
-            if isinstance(value, cst.Call) and self.callee(value.func)[0] == "local_class":
+            if isinstance(value, cst.Call) and self.a.callee(value.func)[0] == "local_class":
                 return True
         return False
 
@@ -387,7 +378,7 @@ class KindsMixin:
             q.split(".")[0] in DATA_MODULES or q.startswith("tensorflow") for q in self.facts.qualified(expr))
 
     def _call_kind(self, call: cst.Call, exclude) -> Kind:
-        what = self.callee(call.func)
+        what = self.a.callee(call.func)
         args = [a.value for a in call.args]
         arg_kinds = [self.kind(a, exclude) for a in args]
         if what[0] == "tf":
@@ -413,7 +404,7 @@ class KindsMixin:
         if what[0] == "data":
             return _pure(*arg_kinds) if arg_kinds else Kind.FREE
         if what[0] == "local_function":
-            summary = self.summary(what[1])
+            summary = self.a.summary(what[1])
             return summary.result if summary is not None else Kind.TENSOR
         if what[0] == "method":
             receiver, method = what[1], what[2]
@@ -431,35 +422,33 @@ class KindsMixin:
         """Join of the kinds of every value the module stores in an attribute named ``attr``
         (``self.x = tf.placeholder(...)`` -> FREE). No store seen, or a store we cannot follow
         (tuple unpacking, augmented assignment, ``setattr``): TENSOR."""
-        if attr in self._field_kinds:
-            return self._field_kinds[attr]
-        stores = self._all_field_stores().get(attr)
-        if not stores or "setattr" in self.facts.mentions or self.field_mutated(attr):
-            self._field_kinds[attr] = Kind.TENSOR
+        if attr in self.memo.field_kinds:
+            return self.memo.field_kinds[attr]
+        stores = self.all_field_stores().get(attr)
+        if not stores or "setattr" in self.facts.mentions or self.a.field_mutated(attr):
+            self.memo.field_kinds[attr] = Kind.TENSOR
             return Kind.TENSOR
         # A store that reads the field itself (`self.batch_size = config.batch_size`) adds nothing:
         # the least fixed point. Assume FREE while computing; if the join is not FREE, forget every
         # result computed under that assumption and compute again with the old guard (TENSOR).
-        caches = (self._kinds, self._field_kinds, self._summaries, self._effects, self._param_args)
-        before = [set(cache) for cache in caches]
-        self._field_kinds[attr] = Kind.FREE
+        mark = self.memo.mark()
+        self.memo.field_kinds[attr] = Kind.FREE
         result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
         if result is not Kind.FREE:
-            for cache, keys in zip(caches, before):
-                for key in set(cache) - keys:
-                    del cache[key]
-            self._field_kinds[attr] = Kind.TENSOR  # recursion guard
+            self.memo.rollback(mark)
+            self.memo.field_kinds[attr] = Kind.TENSOR  # recursion guard
             result = join_kinds(self.kind(value) if value is not None else Kind.TENSOR for _, value in stores)
-        self._field_kinds[attr] = result
+        self.memo.field_kinds[attr] = result
         return result
 
     def field_stores(self, attr: str) -> List[cst.CSTNode]:
-        return [node for node, _ in self._all_field_stores().get(attr, [])]
+        return [node for node, _ in self.all_field_stores().get(attr, [])]
 
-    def _all_field_stores(self):
+    def all_field_stores(self) -> Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]]:
+        """Every attribute store in the module, by attribute name: ``(statement, value)``, the value
+        None where the store cannot be followed (unpacking, ``+=``); class-body constants too."""
         if self._field_stores is None:
             stores: Dict[str, List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]]] = {}
-            analyzer = self
 
             class Collect(cst.CSTVisitor):
                 def visit_Assign(self, node: cst.Assign) -> None:
@@ -492,6 +481,5 @@ class KindsMixin:
                                     stores.setdefault(target.target.value, []).append((small, value))
 
             self.facts.module.visit(Collect())
-            del analyzer
             self._field_stores = stores
         return self._field_stores

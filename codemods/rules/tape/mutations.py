@@ -14,25 +14,29 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from codemods.rules.tape.facts import ModuleFacts
-from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS, Kind
+from codemods.rules.tape.kinds import PURE_BUILTINS, PURE_METHODS
 from codemods.rules.tape import tfapi
 from codemods.rules.tape.tfapi import OPTIMIZER_GRADIENT_METHODS, TF_MODULES
 from codemods.rules.tape.syntax import return_statements, root_name, subtargets, walk_nodes
-from codemods.rules.tape.values import Analysis
+from codemods.rules.tape.values import Analysis, Kind
 
 
+class Mutations:
+    """What may change in place, and what may alias: the analyzer's collaborator for mutations
+    (it asks the analyzer, ``analysis``, for callees, kinds, summaries and methods; owns the
+    module's :class:`MutationIndex`, built on first use)."""
 
-class MutationsMixin:
-    """The mutation half of :class:`~codemods.rules.tape.effects.Analyzer`."""
-
-    facts: ModuleFacts
+    def __init__(self, facts: ModuleFacts, analysis: Analysis) -> None:
+        self.facts = facts
+        self.a = analysis
+        self._index: Optional[MutationIndex] = None
 
     def container_mutated(self, name: cst.Name, exclude: Optional[Set[int]] = None) -> Optional[cst.CSTNode]:
         """Whether the object bound to ``name`` -- a container or an instance, not a tensor or a
         variable -- may be changed somewhere in the module outside ``exclude`` (``name.append``,
         ``name[k] = v``, ``name += ...``, passed to a function, through an alias ``a = name``):
         what it holds then depends on code the slice does not see."""
-        index = self._mutation_index()
+        index = self.index()
         own = {id(a) for a in self.facts.assignments(name)}
         for alias in sorted(self.aliases(name.value)):  # sorted: the same blame in every process
             for use in index.names.get(alias, ()):
@@ -57,7 +61,7 @@ class MutationsMixin:
         parameter (or a name that may alias one, module-wide) is changed in place inside its body
         (a method call not known pure, an item/attribute store, ``+=``, passed to a function that
         may change it), or its body calls code not in this file. Recursion: assumed to."""
-        index = self._mutation_index()
+        index = self.index()
         key = id(func)
         if key in index.changes_args:
             return index.changes_args[key]
@@ -67,14 +71,14 @@ class MutationsMixin:
         return result
 
     def _function_changes_args(self, func: cst.CSTNode, index: "MutationIndex") -> bool:
-        summary = self.summary(func)  # type: ignore[attr-defined]
+        summary = self.a.summary(func)
         if summary is None or summary.effects.foreign or summary.effects.opaque:
             return True
         if isinstance(func, cst.ClassDef):
             # constructing runs `__init__` (its own or a local base's; none: `object`'s, which
             # changes nothing); a parameter it stores in a field the module changes in place
             # (`self.data = data` ... `self.data.append(...)`) is changed too
-            init = self._find_method(func, "__init__", depth=0)  # type: ignore[attr-defined]
+            init = self.a.find_method(func, "__init__", depth=0)
             if init is None:
                 return False
             if self.function_changes_args(init):
@@ -83,7 +87,7 @@ class MutationsMixin:
             aliases = set().union(*(self.aliases(p) for p in params)) if params else set()
             for node in walk_nodes(init):
                 if isinstance(node, cst.Assign):
-                    roots = set(index._returned_roots(node.value))
+                    roots = set(index.returned_roots(node.value))
                     for target in node.targets:
                         for sub in subtargets(target.target):
                             if isinstance(sub, cst.Attribute) and roots & aliases and self.field_mutated(sub.attr.value):
@@ -125,7 +129,7 @@ class MutationsMixin:
                     isinstance(sub, cst.Subscript) or (isinstance(sub, cst.Attribute)
                                                        and self.field_mutated(sub.attr.value))
                     for t in targets for sub in subtargets(t))
-                if stored and set(index._returned_roots(node.value)) & aliases:
+                if stored and set(index.returned_roots(node.value)) & aliases:
                     return True
         return False
 
@@ -134,7 +138,7 @@ class MutationsMixin:
         arguments carry no gradient -- it may change ``name``'s object, but cannot put a tensor in."""
         if not isinstance(use, cst.Call):
             return False
-        what = self.callee(use.func)
+        what = self.a.callee(use.func)
         if what[0] == "method":
             receiver = what[1]
             while isinstance(receiver, cst.Attribute):
@@ -143,7 +147,7 @@ class MutationsMixin:
                 return False
         elif what[0] != "data":
             return False
-        return all(self.kind(arg.value) is Kind.FREE for arg in use.args)
+        return all(self.a.kind(arg.value) is Kind.FREE for arg in use.args)
 
     def _free_store(self, use: cst.CSTNode) -> bool:
         """``args.batch_size = 1``, ``cfg["lr"] *= 0.5``: a store of a literal (or literal
@@ -166,7 +170,7 @@ class MutationsMixin:
             return False
         for assignment in found:
             value = self.facts.assigned_value(assignment)
-            if not (isinstance(value, cst.Call) and self.callee(value.func)[0] == "data"):
+            if not (isinstance(value, cst.Call) and self.a.callee(value.func)[0] == "data"):
                 return False
         return True
 
@@ -180,18 +184,19 @@ class MutationsMixin:
     def aliases(self, name: str) -> Set[str]:
         """Names that may refer to the same object as ``name`` (module-wide, by spelling: an
         over-approximation, which only makes more statements join a slice)."""
-        index = self._mutation_index()
+        index = self.index()
         root = index.find(name)
         return {n for n in index.parent if index.find(n) == root} | {name}
 
     def field_mutated(self, attr: str) -> bool:
-        return attr in self._mutation_index().fields
+        return attr in self.index().fields
 
-    def _mutation_index(self) -> "MutationIndex":
-        if self._mutations is None:
-            self._mutations = MutationIndex(self)
-            self.facts.module.visit(self._mutations)
-        return self._mutations
+    def index(self) -> "MutationIndex":
+        """The module's :class:`MutationIndex` (one walk, on first use)."""
+        if self._index is None:
+            self._index = MutationIndex(self.a)
+            self.facts.module.visit(self._index)
+        return self._index
 
 
 def _literal(expr: cst.BaseExpression) -> bool:
@@ -285,10 +290,10 @@ class MutationIndex(cst.CSTVisitor):
     def _alias_from(self, target: str, assign) -> None:
         value = getattr(assign, "value", None)
         if value is not None:
-            for root in self._returned_roots(value):
+            for root in self.returned_roots(value):
                 self._union(target, root)
 
-    def _returned_roots(self, value: cst.BaseExpression) -> List[str]:
+    def returned_roots(self, value: cst.BaseExpression) -> List[str]:
         """Names whose objects ``value`` may evaluate to (or contain): ``a``, ``a.b``, ``a[0]``,
         ``[a, b]``, ``x if c else a``, ``f(a)`` for a function that may return its argument. A TF
         op or a method call returns a new object (a tensor, an op); arithmetic a new value."""
@@ -298,34 +303,34 @@ class MutationIndex(cst.CSTVisitor):
             root = root_name(value)
             return [root] if root is not None else []
         if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-            return [r for e in value.elements for r in self._returned_roots(e.value)]
+            return [r for e in value.elements for r in self.returned_roots(e.value)]
         if isinstance(value, cst.Dict):
-            return [r for e in value.elements for r in self._returned_roots(e.value)]
+            return [r for e in value.elements for r in self.returned_roots(e.value)]
         if isinstance(value, cst.StarredElement):
-            return self._returned_roots(value.value)
+            return self.returned_roots(value.value)
         if isinstance(value, cst.IfExp):
-            return self._returned_roots(value.body) + self._returned_roots(value.orelse)
+            return self.returned_roots(value.body) + self.returned_roots(value.orelse)
         if isinstance(value, cst.BooleanOperation):
-            return self._returned_roots(value.left) + self._returned_roots(value.right)
+            return self.returned_roots(value.left) + self.returned_roots(value.right)
         if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self._returned_roots(value.for_in.iter)
+            return self.returned_roots(value.for_in.iter)
         if isinstance(value, cst.Call):
             what = self.a.callee(value.func)
             if what[0] in ("tf", "module"):
                 return []
             if what[0] == "method":
                 if what[2] in ("pop", "get", "setdefault", "popitem"):
-                    return self._returned_roots(what[1])
+                    return self.returned_roots(what[1])
                 if self.a.kind(what[1]) in (Kind.FREE, Kind.VARIABLE):
                     return []  # data objects and TF objects (optimizers, layers) return new values
                 # an unknown object's method may return itself or something holding its arguments
-                return self._returned_roots(what[1]) + [r for a in value.args for r in self._returned_roots(a.value)]
+                return self.returned_roots(what[1]) + [r for a in value.args for r in self.returned_roots(a.value)]
             if what[0] == "local_function" and isinstance(what[1], cst.FunctionDef) and self._returns_new(what[1]):
                 return []  # every `return` builds a new value (a TF op, arithmetic, a literal)
             if what[0] == "builtin" and what[1] not in ("list", "tuple", "dict", "set", "sorted", "reversed", "zip",
                                                           "enumerate", "iter", "next", "filter", "map", "min", "max"):
                 return []
-            return [r for a in value.args for r in self._returned_roots(a.value)]
+            return [r for a in value.args for r in self.returned_roots(a.value)]
         return []
 
     def _returns_new(self, func: cst.FunctionDef) -> bool:
@@ -338,7 +343,7 @@ class MutationIndex(cst.CSTVisitor):
         try:
             if any(isinstance(n, cst.Yield) for n in walk_nodes(func)):
                 return False
-            return all(r.value is None or not self._returned_roots(r.value) for r in return_statements(func))
+            return all(r.value is None or not self.returned_roots(r.value) for r in return_statements(func))
         finally:
             self._returning.discard(key)
 

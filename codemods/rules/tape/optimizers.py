@@ -176,7 +176,7 @@ def _classify_field(facts: ModuleFacts, receiver: cst.Attribute, depth: int, ana
     if (analyzer is None or method is None or cls is None or facts.function_of(method) is not None
             or facts.parent(facts.parent(method)) is not cls or not _is_self(method, receiver.value)):
         return unknown
-    stores = analyzer._all_field_stores().get(attr, [])
+    stores = analyzer.all_field_stores().get(attr, [])
     if not stores:
         return Optimizer("unknown", f"the optimizer {field} is an attribute this file never assigns; its class "
                                     "is unknown here")

@@ -10,74 +10,68 @@ from codemods.rules.tape.facts import MANUAL, ModuleFacts
 from codemods.rules.tape.sites import Decline, Plan
 
 
-class OverlapsMixin:
-    """Overlap and group resolution of :class:`~codemods.rules.tape.planner.Planner`."""
+def check_groups(facts: ModuleFacts, plans: List[Plan], declines: List[Decline]) -> None:
+    """Gate: a name rebound by a group of plans (``optimizer = clip_gradients_by_norm(opt, c)``
+    -> ``optimizer = opt``) must be used only at those sites. Why: any other use would then see
+    the optimizer without its clipping. The plans of such a group move from ``plans`` to
+    ``declines``."""
+    groups: Dict[int, List[Plan]] = {}
+    for plan in plans:
+        if plan.group is not None:
+            key = id(facts.scope(plan.group)), plan.group.value
+            groups.setdefault(hash(key), []).append(plan)
+    for group in groups.values():
+        name = group[0].group
+        assert name is not None
+        scope = facts.scope(name)
+        receivers = {id(use) for plan in group
+                     for use in (plan.group_uses or [plan.node.func.value])}  # type: ignore[attr-defined]
+        others = [a.node for a in (scope.accesses[name.value] if scope is not None else ())
+                  if id(a.node) not in receivers]
+        if not others:
+            continue
+        reason = (f"`{name.value}` (a `clip_gradients_by_norm` optimizer bound elsewhere) is also used at "
+                  f"{facts.where(others[0], 40)}, so it cannot be rebound to the inner optimizer; the "
+                  f"compat form (TFC001) keeps it working {MANUAL}")
+        for plan in group:
+            plans.remove(plan)
+            declines.append(Decline(plan.kind, plan.node, reason))
 
-    facts: ModuleFacts
-    plans: List[Plan]
-    declines: List[Decline]
 
-    def _check_groups(self) -> None:
-        """Gate: a name rebound by a group of plans (``optimizer = clip_gradients_by_norm(opt, c)``
-        -> ``optimizer = opt``) must be used only at those sites. Why: any other use would then see
-        the optimizer without its clipping."""
-        groups: Dict[int, List[Plan]] = {}
-        for plan in self.plans:
-            if plan.group is not None:
-                key = id(self.facts.scope(plan.group)), plan.group.value
-                groups.setdefault(hash(key), []).append(plan)
-        for plans in groups.values():
-            name = plans[0].group
-            assert name is not None
-            scope = self.facts.scope(name)
-            receivers = {id(use) for plan in plans
-                         for use in (plan.group_uses or [plan.node.func.value])}  # type: ignore[attr-defined]
-            others = [a.node for a in (scope.accesses[name.value] if scope is not None else ())
-                      if id(a.node) not in receivers]
-            if not others:
-                continue
-            reason = (f"`{name.value}` (a `clip_gradients_by_norm` optimizer bound elsewhere) is also used at "
-                      f"{self.facts.where(others[0], 40)}, so it cannot be rebound to the inner optimizer; the "
-                      f"compat form (TFC001) keeps it working {MANUAL}")
-            for plan in plans:
-                self.plans.remove(plan)
-                self.declines.append(Decline(plan.kind, plan.node, reason))
-
-    def _drop_overlaps(self) -> None:
-        """Gate: two plans may not share statements of a block -- unless they can share one ``with``
-        of several tapes (a GAN: two losses computed by the same statements, both gradient
-        statements after all of them). Why exact: every tape records every op of the shared
-        statements; each computes its own gradient. Otherwise one tape per loss cannot be placed
-        without reordering code."""
-        spans: Dict[int, List[Tuple[Plan, int, int]]] = {}
-        for plan in self.plans:
-            if plan.site_block is None:
-                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.last_index))
-            else:
-                spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.anchor or 0))
-                spans.setdefault(id(plan.site_block), []).append((plan, plan.grad_index, plan.last_index))
-        clashing: Dict[int, Set[int]] = {}
-        by_id = {id(plan): plan for plan in self.plans}
-        for entries in spans.values():
-            for plan, start, last in entries:
-                for other, o_start, o_last in entries:
-                    if other is not plan and not (last < o_start or o_last < start):
-                        clashing.setdefault(id(plan), set()).add(id(other))
-        merged: Set[int] = set()
-        for component in _components(clashing):
-            plans = [by_id[i] for i in component]
-            if _merge(plans):
-                merged |= component
-        keep: List[Plan] = []
-        for plan in self.plans:
-            if id(plan) in clashing and id(plan) not in merged:
-                self.declines.append(Decline(
-                    plan.kind, plan.node,
-                    "several gradient computations share the statements that compute their losses; "
-                    f"one tape per loss cannot be placed without reordering code {MANUAL}"))
-            else:
-                keep.append(plan)
-        self.plans = keep
+def drop_overlaps(plans: List[Plan], declines: List[Decline]) -> List[Plan]:
+    """Gate: two plans may not share statements of a block -- unless they can share one ``with``
+    of several tapes (a GAN: two losses computed by the same statements, both gradient
+    statements after all of them). Why exact: every tape records every op of the shared
+    statements; each computes its own gradient. Otherwise one tape per loss cannot be placed
+    without reordering code. Returns the plans kept (the others are declined)."""
+    spans: Dict[int, List[Tuple[Plan, int, int]]] = {}
+    for plan in plans:
+        if plan.site_block is None:
+            spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.last_index))
+        else:
+            spans.setdefault(id(plan.block), []).append((plan, plan.region_start, plan.anchor or 0))
+            spans.setdefault(id(plan.site_block), []).append((plan, plan.grad_index, plan.last_index))
+    clashing: Dict[int, Set[int]] = {}
+    by_id = {id(plan): plan for plan in plans}
+    for entries in spans.values():
+        for plan, start, last in entries:
+            for other, o_start, o_last in entries:
+                if other is not plan and not (last < o_start or o_last < start):
+                    clashing.setdefault(id(plan), set()).add(id(other))
+    merged: Set[int] = set()
+    for component in _components(clashing):
+        if _merge([by_id[i] for i in component]):
+            merged |= component
+    keep: List[Plan] = []
+    for plan in plans:
+        if id(plan) in clashing and id(plan) not in merged:
+            declines.append(Decline(
+                plan.kind, plan.node,
+                "several gradient computations share the statements that compute their losses; "
+                f"one tape per loss cannot be placed without reordering code {MANUAL}"))
+        else:
+            keep.append(plan)
+    return keep
 
 
 def _components(edges: Dict[int, Set[int]]) -> List[Set[int]]:

@@ -33,8 +33,8 @@ from codemods.rules.tape import optimizers
 from codemods.rules.tape.effects import Analyzer
 from codemods.rules.tape.emit import Emitter
 from codemods.rules.tape.facts import MANUAL, ModuleFacts
-from codemods.rules.tape.gates import GatesMixin
-from codemods.rules.tape.overlaps import OverlapsMixin
+from codemods.rules.tape.gates import Gates
+from codemods.rules.tape.overlaps import check_groups, drop_overlaps
 from codemods.rules.tape.sites import Block, Decline, Plan, Reject
 from codemods.rules.tape.slicing import tape_region
 from codemods.rules.tape.tfapi import CONTROL, LOOPS
@@ -72,7 +72,7 @@ class LossRegion:
     anchor: Optional[int] = None  # index in ``block`` of the statement containing the site
 
 
-class Planner(GatesMixin, OverlapsMixin):
+class Planner:
     """Plans every gradient site of one module (see the module docstring)."""
 
     def __init__(self, facts: ModuleFacts, options: PlannerOptions, rules: Sequence[type]) -> None:
@@ -81,6 +81,7 @@ class Planner(GatesMixin, OverlapsMixin):
         self.options = options
         self.rules = rules
         self.analyzer = Analyzer(facts)
+        self.gates = Gates(facts)
         self.emit = Emitter(facts)
         self.plans: List[Plan] = []
         self.declines: List[Decline] = []
@@ -97,8 +98,8 @@ class Planner(GatesMixin, OverlapsMixin):
         for call, method in calls.calls:
             if id(call) not in self._handled:
                 self._stray_call(call, method)
-        self._drop_overlaps()
-        self._check_groups()
+        self.plans = drop_overlaps(self.plans, self.declines)
+        check_groups(self.facts, self.plans, self.declines)
         return self
 
     def _plan_block(self, block: Block) -> None:

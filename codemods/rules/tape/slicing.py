@@ -286,7 +286,7 @@ class _Boundary:
 
     def _binding(self, name: str, assignment) -> None:
         if isinstance(assignment, ImportAssignment):
-            if self.a._import_is_code_or_data(assignment):
+            if self.a.import_is_code_or_data(assignment):
                 return
             if self._used_only_as_callee(name):
                 return  # the call itself is reported as foreign (unsafe) where it happens

@@ -66,7 +66,7 @@ def unwrap(planner, site, info, uses: List[cst.CSTNode]) -> Unwrapped:
             inner_code = facts.code(inner)
             if inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and \
                     inner_info.ctor is not None and isinstance(inner, cst.Call):
-                for old, new_name in planner.compat_rename(inner_info.ctor).items():
+                for old, new_name in planner.gates.compat_rename(inner_info.ctor).items():
                     inner_code = new_name + inner_code[len(facts.code(old)):]
             binding = binding_statement(planner, wrapper_call)
             if isinstance(inner, cst.Name) and binding is not None:
@@ -93,7 +93,7 @@ def unwrap(planner, site, info, uses: List[cst.CSTNode]) -> Unwrapped:
         raise Reject(f"the wrapped optimizer is built inline and the wrapper is used elsewhere {MANUAL}")
     if group is None and inner_info is not None and inner_info.kind == "tf1" and facts.graph_mode and \
             inner_info.ctor is not None:
-        rename = planner.compat_rename(inner_info.ctor)
+        rename = planner.gates.compat_rename(inner_info.ctor)
         if isinstance(inner, cst.Call):
             for old, new_name in rename.items():
                 opt_code = new_name + opt_code[len(facts.code(old)):]

@@ -19,7 +19,10 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _aligned_dropout import align_dropout_masks  # noqa: E402
 from reference import run_legacy  # noqa: E402
+
+align_dropout_masks()  # the same tf.nn.dropout masks in both programs (see that module)
 
 
 def initial_value(name, value):

@@ -37,7 +37,11 @@ class SessionScriptEager(TfcCodemod):
     `tf.Variable` that each training step assigns; `tf.train.exponential_decay(...,
     global_step, ...)` learning rates (a callable eagerly, read before the step's increment as
     in TF 1); a global step made by `tf.Variable(0, trainable=False)`; TF 1 RNN cells
-    (`BasicLSTMCell`, `GRUCell`, `BasicRNNCell`) with `dynamic_rnn`; random initializers passed
+    (`BasicLSTMCell`, `GRUCell`, `BasicRNNCell`) with `dynamic_rnn`; convolutional networks
+    (`tf.nn.conv2d`, `tf.nn.max_pool`/`avg_pool`, `tf.layers.conv2d`/`max_pooling2d`/
+    `average_pooling2d`, TF 1's default initializers written out); `tf.nn.dropout` and
+    `tf.layers.dropout` (a `keep_prob` or `is_training` placeholder becomes an argument, so an
+    evaluation run's `1.0` or `False` stays so); random initializers passed
     as `initializer=` arguments; a module-level `tf.Variable(tf.truncated_normal(...)/zeros(...),
     name=...)` run once under variable scopes entered once (it becomes `get_variable` with the same
     name and distribution); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
@@ -54,8 +58,8 @@ class SessionScriptEager(TfcCodemod):
     tensors fetched by name, `partial_run`, ops built inside the session block (for a session
     object: after its first use), a session object bound twice, used in a function, used after
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
-    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, dropout and
-    other random ops in the forward pass, batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
+    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, random ops other than dropout in the forward pass (noise,
+    sampling), batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
     `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,
     `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship, the decline says to load the
@@ -135,7 +139,7 @@ class SessionScriptEager(TfcCodemod):
             outputs = model(x, y)
         trainable = [v for v in model.tf1_variables if v.trainable]
         loss = outputs["loss"]
-        train_op = train_op_optimizer.apply_gradients(zip(tape.gradient(loss, trainable), trainable))
+        train_op_optimizer.apply_gradients(zip(tape.gradient(loss, trainable), trainable))
         return [None, loss]
 
 
@@ -148,7 +152,10 @@ class SessionScriptEager(TfcCodemod):
     Safe: from the same initial variable values (by TF 1 name) and the same feeds, the eager
     program computes the same losses and the same variables, optimizer slots included, after
     every step (`tests/proofs/test_eager_migration.py` runs both). Initializers keep TF 1's
-    distributions; a graph seed need not draw the same numbers eagerly. Several training ops in
+    distributions; a graph seed need not draw the same numbers eagerly. Likewise dropout
+    draws a fresh mask in every run, eagerly as in the session, but not the same numbers (an
+    unseeded op's seed is the graph's op count, and a session's op advances in evaluation runs
+    too); the proofs align the masks (`tests/_aligned_dropout.py`) and compare everything else. Several training ops in
     one `run` are applied after every fetched value and gradient is computed from the step's
     starting values (what TF 1's executor does when the reads feed the updates; two training ops
     of one optimizer in one `run` are declined).

@@ -278,6 +278,9 @@ def main() -> int:
     tf.get_logger().setLevel("ERROR")
     if side == "before":
         tf.compat.v1.disable_eager_execution()
+    from _aligned_dropout import align_dropout_masks  # tests/ is on sys.path
+
+    align_dropout_masks()  # the same tf.nn.dropout masks on both sides (see that module)
     protocol.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         if not line.strip():

@@ -59,6 +59,7 @@ class _Gen:
         self.alt3 = random.Random(f"{seed}:{index}:round3")  # productions added with wip/eager2
         self.alt4 = random.Random(f"{seed}:{index}:round4")  # productions added with wip/eager3
         self.alt7 = random.Random(f"{seed}:{index}:round7")  # session objects (round 7)
+        self.alt8 = random.Random(f"{seed}:{index}:round8")  # images, convolutions, tf.nn.dropout forms (round 8)
         self.outside: Optional[str] = None  # set before the body is generated
 
     def pick(self, tag_prefix: str, options, weights=None):
@@ -102,11 +103,58 @@ def _block(g: _Gen, h: str, dim: int, k: int, indent: str) -> (List[str], int):
     elif extra < 0.55:
         if g.keep_prob and (g.training is None or g.r.random() < 0.5):
             g.tags.add("dropout:nn_keep_prob")
-            out.append(f"h = tf.nn.dropout(h, keep_prob=keep_prob, seed={g.seed()})")
+            seed = g.seed()
+            form = g.alt8.random()  # (round 8) the unseeded and the rate forms users write
+            if form < 0.4:
+                out.append(f"h = tf.nn.dropout(h, keep_prob=keep_prob, seed={seed})")
+            elif form < 0.8:
+                g.tags.add("dropout:nn_unseeded")
+                out.append("h = tf.nn.dropout(h, keep_prob)")
+            else:
+                g.tags.add("dropout:nn_rate")
+                out.append("h = tf.nn.dropout(h, rate=1 - keep_prob)")
         else:
             g.tags.add("dropout:tf_layers")
             out.append(f"h = tf.layers.dropout(h, rate=0.25, training={g.training}, seed={g.seed()})")
     return [indent + line for line in out], units
+
+
+def _conv_front(g: _Gen, side: int, channels: int) -> (List[str], int):
+    """(round 8) A convolution and a pooling on the image placeholder ``x`` (module level), flattened
+    to ``features``; returns lines and the features' width."""
+    filters = g.alt8.choice([2, 3, 4])
+    conv = g.alt8.choice(["nn_conv2d", "layers_conv2d"])
+    padding = g.alt8.choice(["SAME", "VALID"])
+    g.tags.add(f"conv:{conv}")
+    lines: List[str] = []
+    if conv == "nn_conv2d":
+        init = g.alt8.choice(["", ", initializer=tf.truncated_normal_initializer(stddev=0.1)"])
+        lines += ["with tf.variable_scope(\"conv1\"):",
+                  f"    w_conv = tf.get_variable(\"w\", [3, 3, {channels}, {filters}]{init})",
+                  f"    b_conv = tf.get_variable(\"b\", [{filters}], initializer=tf.constant_initializer(0.1))",
+                  f"    conv = tf.nn.relu(tf.nn.conv2d(x, w_conv, strides=[1, 1, 1, 1], padding=\"{padding}\") + b_conv)"]
+    else:
+        name = g.alt8.choice(["", ", name=\"conv1\""])
+        lines.append(f"conv = tf.layers.conv2d(x, {filters}, 3, padding=\"{padding.lower()}\", activation=tf.nn.relu{name})")
+    size = side if padding == "SAME" else side - 2
+    pool = g.alt8.choice(["nn_max_pool", "nn_avg_pool", "layers_max_pooling2d", "layers_average_pooling2d", "none"])
+    g.tags.add(f"pool:{pool}")
+    if pool == "none":
+        lines.append("pooled = conv")
+    elif pool.startswith("nn_"):
+        op = pool[len("nn_"):]
+        lines.append(f"pooled = tf.nn.{op}(conv, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding=\"VALID\")")
+        size //= 2
+    else:
+        op = pool[len("layers_"):]
+        lines.append(f"pooled = tf.layers.{op}(conv, 2, 2)")
+        size //= 2
+    width = size * size * filters
+    if g.alt8.random() < 0.5:
+        lines.append(f"features = tf.reshape(pooled, [-1, {width}])")
+    else:
+        lines.append("features = tf.layers.flatten(pooled)")
+    return lines, width
 
 
 def _model_body(g: _Gen, inputs: str, in_dim: int, classes: int, indent: str) -> List[str]:
@@ -197,6 +245,9 @@ def _classifier(g: _Gen) -> List[str]:
     steps, batch = g.r.choice([4, 5, 6]), 8
     g.training = g.r.choice([None, "is_training"])
     g.keep_prob = g.r.random() < 0.2
+    image = not seq and g.alt8.random() < 0.35  # (round 8) an image classifier: conv, pool, flatten
+    if image and not g.keep_prob and g.alt8.random() < 0.6:
+        g.keep_prob = True  # the CNN tutorials' dropout between the dense layers
     lines = [f"rng = np.random.RandomState({g.r.randrange(100)})"]
     if seq:
         vocab, length = g.r.choice([6, 10]), g.r.choice([3, 4])
@@ -208,15 +259,25 @@ def _classifier(g: _Gen) -> List[str]:
                   "y = tf.placeholder(tf.int32, [None], name=\"y\")"]
     else:
         dim = g.r.choice([4, 5])
-        lines += [f"x_train = rng.randn(32, {dim}).astype(np.float32)",
-                  f"x_test = rng.randn(8, {dim}).astype(np.float32)"]
+        if image:
+            g.tags.add("inputs:image")
+            side, channels = g.alt8.choice([6, 8]), g.alt8.choice([1, 2])
+            lines += [f"x_train = rng.rand(32, {side}, {side}, {channels}).astype(np.float32)",
+                      f"x_test = rng.rand(8, {side}, {side}, {channels}).astype(np.float32)",
+                      f"signal = x_train.reshape(32, -1)[:, :{dim}] - 0.5",
+                      f"signal_test = x_test.reshape(8, -1)[:, :{dim}] - 0.5"]
+        else:
+            lines += [f"x_train = rng.randn(32, {dim}).astype(np.float32)",
+                      f"x_test = rng.randn(8, {dim}).astype(np.float32)"]
+        train_in, test_in = ("signal", "signal_test") if image else ("x_train", "x_test")
         if task == "regress":
-            lines += [f"y_train = np.tanh(x_train[:, :{classes}] * 1.5).astype(np.float32)",
-                      f"y_test = np.tanh(x_test[:, :{classes}] * 1.5).astype(np.float32)"]
+            lines += [f"y_train = np.tanh({train_in}[:, :{classes}] * 1.5).astype(np.float32)",
+                      f"y_test = np.tanh({test_in}[:, :{classes}] * 1.5).astype(np.float32)"]
         else:
             lines += [f"y_train = np.eye({classes}, dtype=np.float32)[rng.randint(0, {classes}, size=32)]",
                       f"y_test = np.eye({classes}, dtype=np.float32)[rng.randint(0, {classes}, size=8)]"]
-        lines += ["", f"x = tf.placeholder(tf.float32, [None, {dim}], name=\"x\")",
+        shape = f"[None, {side}, {side}, {channels}]" if image else f"[None, {dim}]"
+        lines += ["", f"x = tf.placeholder(tf.float32, {shape}, name=\"x\")",
                   f"y = tf.placeholder(tf.float32, [None, {classes}], name=\"y\")"]
     if g.training:
         if g.r.random() < 0.3:
@@ -244,6 +305,9 @@ def _classifier(g: _Gen) -> List[str]:
                       "    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)",
                       "features = outputs[:, -1, :]"]
         lines += _model(g, "features", feat_dim, classes)
+    elif image:
+        front, width = _conv_front(g, side, channels)
+        lines += front + _model(g, "features", width, classes)
     else:
         lines += _model(g, "x", dim, classes)
     lines.append("")

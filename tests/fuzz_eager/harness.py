@@ -15,9 +15,11 @@ What is compared (:func:`compare`):
 
 Initial values are aligned by name: the after program runs in a ``variable_creator_scope`` that
 gives each variable the value its TF 1 namesake had right after the initializer ran (TF 2's
-``tf.compat.v1.layers`` and initializers draw other numbers from the same seed). Randomness
-(dropout) is aligned by the scripts themselves: op-level seeds plus a graph seed give the same
-masks in graph mode and in a ``tf.function`` (measured: :mod:`.test_harness`).
+``tf.compat.v1.layers`` and initializers draw other numbers from the same seed). Dropout masks
+are aligned in both workers: ``tf.nn.dropout`` draws from a stateless op keyed by its op seed
+(``tests/_aligned_dropout.py``: a session's op advances in evaluation runs too, which a
+``tf.function`` step's own copy does not); ``tf.layers.dropout`` keeps its own generator, and the
+generated scripts give it op-level seeds under a graph seed.
 """
 
 from __future__ import annotations

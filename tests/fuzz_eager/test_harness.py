@@ -1,5 +1,8 @@
-"""The harness itself: hand-written eager conversions (TensorFlow's model-mapping recipe) of three
-session scripts train bit for bit like the scripts, and deliberately wrong conversions are flagged."""
+"""The harness itself: hand-written eager conversions (TensorFlow's model-mapping recipe) of four
+session scripts train bit for bit like the scripts, and deliberately wrong conversions are flagged.
+(``cnn_dropout`` is TFC301's own output for its fixture: ``tf.nn.dropout``'s masks are aligned by
+``tests/_aligned_dropout.py``, so dropping the dropout, or training with an evaluation run's
+``keep_prob``, shows.)"""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ def test_hand_conversion_is_bit_identical(harness, case):
 @pytest.mark.parametrize("wrong", WRONG)
 def test_wrong_conversion_is_flagged(harness, wrong):
     """A conversion that trains differently (clip dropped, eval-mode step, Keras Adam, variables in sorted
-    order under clip_by_global_norm) is reported as different."""
+    order under clip_by_global_norm, dropout dropped or not applied in training) is reported as different."""
     case = wrong.split(".")[0]
     result = harness.pair(_read(case + ".before.py"), _read(wrong))
     assert result.verdict == "different", (result.verdict, result.detail)

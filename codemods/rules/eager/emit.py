@@ -75,9 +75,10 @@ class _Rename(cst.CSTTransformer):
             if "initializer" not in keywords and len(positional) < 4 and dtype_path in tfnames.FLOAT_DTYPES:
                 return _add_kw(updated, "initializer", f"{init}.glorot_uniform_initializer()")
         if path in tfnames.LAYERS_WITH_KERNEL:
-            if "kernel_initializer" not in keywords and len(positional) < 5:
+            kernel_at, bias_at = tfnames.LAYERS_WITH_KERNEL[path]
+            if "kernel_initializer" not in keywords and len(positional) <= kernel_at:
                 updated = _add_kw(updated, "kernel_initializer", f"{init}.glorot_uniform_initializer()")
-            if "bias_initializer" not in keywords and len(positional) < 6:
+            if "bias_initializer" not in keywords and len(positional) <= bias_at:
                 updated = _add_kw(updated, "bias_initializer", f"{init}.zeros_initializer()")
         return updated
 
@@ -426,7 +427,9 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
         else:
             step = f", global_step={t.global_step}" if t.global_step else ""
             wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
+            # a bare call: the step returns None for the training op, so its TF 1 name would be an
+            # unused local (pyflakes F841) in the user's code
             block.append(cst.parse_statement(
-                f"{t.name} = {t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {wrt}), {wrt}){step})"))
+                f"{t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {wrt}), {wrt}){step})"))
     func = func.visit(_FillPass(block))
     return [func]

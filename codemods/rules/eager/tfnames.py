@@ -32,6 +32,15 @@ FORWARD = SAME_IN_TF2 | frozenset({
     "losses.sparse_softmax_cross_entropy", "losses.huber_loss",
     "get_variable", "variable_scope", "name_scope",
     "layers.dense", "layers.flatten",
+    # convolutional networks: the same kernels in a session and in a tf.function (measured bit for
+    # bit by the proofs and the eager fuzzer); pooling has no variables
+    "nn.conv2d", "nn.max_pool", "nn.avg_pool", "nn.max_pool2d", "nn.avg_pool2d",
+    "layers.conv2d", "layers.max_pooling2d", "layers.average_pooling2d",
+    "nn.softmax_cross_entropy_with_logits",
+    # dropout draws a fresh mask in every run, eagerly as in a session (the numbers differ, as a
+    # seed need not draw the same numbers in both worlds; the proofs align them:
+    # tests/_aligned_dropout.py); `tf.layers.dropout` samples through the same op
+    "nn.dropout", "layers.dropout",
     # TF 1 RNN cells (tf-keras' legacy layers: their variables come from get_variable, so
     # track_tf1_style_variables keeps their names and reuses them) and dynamic_rnn
     "nn.rnn_cell.BasicLSTMCell", "nn.rnn_cell.GRUCell", "nn.rnn_cell.BasicRNNCell", "nn.dynamic_rnn",
@@ -59,8 +68,9 @@ OPTIMIZERS = frozenset({
 
 CONTRIB_CLIP = "contrib.estimator.clip_gradients_by_norm"
 
-# Layers whose variables TF 1 initialised with get_variable's defaults when none is given.
-LAYERS_WITH_KERNEL = frozenset({"layers.dense"})
+# Layers whose variables TF 1 initialised with get_variable's defaults when none is given: the
+# positional index of ``kernel_initializer`` and of ``bias_initializer`` in TF 1's signature.
+LAYERS_WITH_KERNEL = {"layers.dense": (4, 5), "layers.conv2d": (9, 10)}
 
 FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
 DTYPES = FLOAT_DTYPES | frozenset({"int32", "int64", "bool", "uint8", "int8", "int16"})

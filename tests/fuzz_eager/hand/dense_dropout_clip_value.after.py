@@ -22,7 +22,7 @@ def train_step(x, y):
         loss = tf.reduce_mean(tf.square(pred - y))
     variables = model.trainable_variables
     grads = tape.gradient(loss, variables)
-    capped = [(tf.clip_by_value(g, -1., 1.), v) for g, v in zip(grads, variables)]
+    capped = [(tf.clip_by_value(g, -0.05, 0.05), v) for g, v in zip(grads, variables)]
     opt.apply_gradients(capped)
     return loss
 

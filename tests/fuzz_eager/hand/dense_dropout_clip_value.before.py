@@ -11,7 +11,7 @@ with tf.variable_scope("model"):
 loss = tf.reduce_mean(tf.square(pred - y))
 opt = tf.train.AdamOptimizer(0.01)
 gvs = opt.compute_gradients(loss)
-capped = [(tf.clip_by_value(g, -1., 1.), v) for g, v in gvs]
+capped = [(tf.clip_by_value(g, -0.05, 0.05), v) for g, v in gvs]
 train_op = opt.apply_gradients(capped)
 rng = np.random.RandomState(0)
 xd = rng.randn(16, 4).astype(np.float32)

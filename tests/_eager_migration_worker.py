@@ -36,7 +36,10 @@ def creator(next_creator, **kwargs):
         iv = kwargs["initial_value"]
         value = tf.convert_to_tensor(iv() if callable(iv) else iv)
         if value.dtype.is_floating:
-            kwargs["initial_value"] = initial_value(kwargs["name"].split(":")[0], value)
+            name = kwargs.get("name")
+            if name is None:  # an unnamed TF 1 `tf.Variable`: the name the graph is about to give it
+                name = tf.compat.v1.get_default_graph().unique_name("Variable", mark_as_used=False)
+            kwargs["initial_value"] = initial_value(name.split(":")[0], value)
     return next_creator(**kwargs)
 
 

@@ -44,7 +44,10 @@ class SessionScriptEager(TfcCodemod):
     evaluation run's `1.0` or `False` stays so); random initializers passed
     as `initializer=` arguments; a module-level `tf.Variable(tf.truncated_normal(...)/zeros(...),
     name=...)` run once under variable scopes entered once (it becomes `get_variable` with the same
-    name and distribution); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
+    name and distribution), also without `name=` (it gets the name TF 1's graph gave it,
+    `Variable`, `Variable_1`..., when every unnamed `tf.Variable` of the file is assigned once at
+    module level and no name string mentions `variable`) and with a float literal value
+    (`tf.Variable(5.0)`, `tf.Variable([0.1, 0.2])`: a `constant_initializer` of it); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
     `from tensorflow.python.framework import ops` (the same function), at module level before
     TensorFlow is first used (dropped, with that import). A session object, `sess = tf.Session()`
     at module level (or under `if __name__ == "__main__":`), possibly before the graph is built,

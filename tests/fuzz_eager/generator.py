@@ -60,6 +60,9 @@ class _Gen:
         self.alt4 = random.Random(f"{seed}:{index}:round4")  # productions added with wip/eager3
         self.alt7 = random.Random(f"{seed}:{index}:round7")  # session objects (round 7)
         self.alt8 = random.Random(f"{seed}:{index}:round8")  # images, convolutions, tf.nn.dropout forms (round 8)
+        self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
+        if self.unnamed_variables:
+            self.tags.add("tf_variable:unnamed")
         self.outside: Optional[str] = None  # set before the body is generated
 
     def pick(self, tag_prefix: str, options, weights=None):
@@ -88,9 +91,15 @@ def _block(g: _Gen, h: str, dim: int, k: int, indent: str) -> (List[str], int):
                 f"b{k} = tf.get_variable(\"b{k}\", [{units}], initializer=tf.zeros_initializer())",
                 f"h = {act}(tf.matmul({h}, w{k}) + b{k})"]
     elif kind == "tf_variable":
-        out += [f"w{k} = tf.Variable(tf.truncated_normal([{dim}, {units}], stddev=0.3, seed={g.seed()}), name=\"w{k}\")",
-                f"b{k} = tf.Variable(tf.zeros([{units}]), name=\"b{k}\")",
-                f"h = {act}(tf.nn.bias_add(tf.matmul({h}, w{k}), b{k}))"]
+        seed = g.seed()
+        if g.unnamed_variables:  # (round 8) TF 1 names them Variable, Variable_1...
+            bias = g.alt8.choice([f"tf.zeros([{units}])", "[" + ", ".join(["0.1"] * units) + "]"])
+            out += [f"w{k} = tf.Variable(tf.truncated_normal([{dim}, {units}], stddev=0.3, seed={seed}))",
+                    f"b{k} = tf.Variable({bias})"]
+        else:
+            out += [f"w{k} = tf.Variable(tf.truncated_normal([{dim}, {units}], stddev=0.3, seed={seed}), name=\"w{k}\")",
+                    f"b{k} = tf.Variable(tf.zeros([{units}]), name=\"b{k}\")"]
+        out.append(f"h = {act}(tf.nn.bias_add(tf.matmul({h}, w{k}), b{k}))")
     else:
         out.append(f"h = tf.keras.layers.Dense({units}, activation=\"relu\", name=\"kdense{k}\")({h})")
     extra = g.r.random()
@@ -448,7 +457,21 @@ def _plain(g: _Gen) -> List[str]:
              f"y = tf.placeholder(tf.float32, [None, {classes}])", ""]
     names = ["a", "b"] if heads == "two" else [""]
 
+    # (round 8) the hunkim / cookbook form: unnamed `tf.Variable`s with random or literal values
+    unnamed = g.unnamed_variables and place in ("module", "scope") and g.alt8.random() < 0.6
+    if unnamed:
+        g.tags.add("plain:unnamed_variables")
+    w1_init = g.alt8.choice([f"tf.random_normal([{dim}, {hidden}], stddev=0.5)",
+                             f"tf.random_uniform([{dim}, {hidden}], -0.5, 0.5)",
+                             f"tf.truncated_normal([{dim}, {hidden}], stddev=0.5)"])
+    b1_init = g.alt8.choice([f"tf.zeros([{hidden}])", "[" + ", ".join(["0.05"] * hidden) + "]"])
+
     def body(suffix: str, inputs: str, indent: str) -> List[str]:
+        if unnamed:
+            return [indent + f"w1{suffix} = tf.Variable({w1_init})",
+                    indent + f"b1{suffix} = tf.Variable({b1_init})",
+                    indent + f"w2{suffix} = tf.Variable(tf.random_normal([{hidden}, {classes}], stddev=0.5))",
+                    indent + f"prediction{suffix} = tf.matmul({act}(tf.matmul({inputs}, w1{suffix}) + b1{suffix}), w2{suffix})"]
         return [indent + f"w1{suffix} = tf.get_variable(\"w1{suffix}\", [{dim}, {hidden}]{winit})",
                 indent + f"b1{suffix} = tf.get_variable(\"b1{suffix}\", [{hidden}], initializer=tf.zeros_initializer())",
                 indent + f"w2{suffix} = tf.get_variable(\"w2{suffix}\", [{hidden}, {classes}]{winit})",

@@ -10,9 +10,9 @@ the true cause. The class it accepts (everything else is declined):
 * ``tf.placeholder``s assigned to module-level names (shapes of integers, ``None`` and module
   constants bound once) and scalar ``tf.placeholder_with_default(<literal>, [])``s; a float scalar placeholder read only by optimizer constructors (a fed
   learning rate) becomes a ``tf.Variable`` each training step assigns;
-* variables from ``get_variable`` / ``tf.layers.dense`` / TF 1 RNN cells; a module-level
-  ``tf.Variable(<zeros/ones/random_* of a literal shape>, name=...)`` run once becomes
-  ``get_variable`` (no ``tf.Variable`` elsewhere in the forward pass: an eager call would create
+* variables from ``get_variable`` / ``tf.layers.dense`` / ``tf.layers.conv2d`` / TF 1 RNN cells; a
+  module-level ``tf.Variable(<zeros/ones/random_* of a literal shape, or a float literal>[, name=...])``
+  run once becomes ``get_variable`` under its TF 1 name (unnamed: ``Variable``, ``Variable_1``...) (no ``tf.Variable`` elsewhere in the forward pass: an eager call would create
   it again on every step); ``tf.trainable_variables()`` / ``get_collection(TRAINABLE_VARIABLES,
   scope=...)`` in the forward pass are the trainable variables created before that point;
 * train ops ``t = opt.minimize(loss[, global_step=g][, var_list=...])``, ``t = helper(loss, ...)`` where the
@@ -50,6 +50,7 @@ _VARIABLE_MAKERS = frozenset({"get_variable"})
 _SCHEDULES = frozenset({"train.exponential_decay"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 _RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
+_TF_VARIABLE = "`tf.Variable`"  # (in decline reasons)
 _MNIST_TUTORIAL = ("imports `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship: load the data with "
                    "`tf.keras.datasets.mnist` (numpy arrays) first, then run fix again")
 _DECLINED_NAMES = {
@@ -319,6 +320,21 @@ def _lines_under_withs(stmt: cst.CSTNode, scopes: Optional[List[cst.With]] = Non
     return found
 
 
+def _float_literal_shape(value: cst.BaseExpression) -> Optional[str]:
+    """The shape (``[]``, ``[2]``, ``[2, 3]``) of a float literal or a (nested, rectangular) list of
+    float literals -- a float32 constant in TF 1 -- or None."""
+    if isinstance(value, cst.Float) or (isinstance(value, cst.UnaryOperation) and isinstance(
+            value.operator, cst.Minus) and isinstance(value.expression, cst.Float)):
+        return "[]"
+    if isinstance(value, cst.List) and value.elements:
+        shapes = {_float_literal_shape(e.value) if isinstance(e, cst.Element) else None for e in value.elements}
+        if len(shapes) != 1 or None in shapes:
+            return None
+        inner = shapes.pop()
+        return f"[{len(value.elements)}" + ("]" if inner == "[]" else f", {inner[1:]}")
+    return None
+
+
 def _trainable_by_default(call: cst.Call) -> bool:
     """No ``trainable=`` (keyword or get_variable's 6th positional): a tape watches it as TF 1's
     ``compute_gradients`` differentiates it."""
@@ -363,6 +379,8 @@ class Reader:
         self.module = module
         # the session block was read from a `sess = tf.Session()` object (session_object_as_with)
         self.session_object = session_object
+        # why a `tf.Variable` call (by the id of its function node) did not become `get_variable`
+        self.variable_why: Dict[int, str] = {}
         self.alias = ""
         self.prefix = ""
         self.items: List[Tuple[str, cst.BaseStatement]] = []
@@ -466,6 +484,8 @@ class Reader:
                 continue
             if path == "" or path == "compat.v1":
                 raise Decline(at, f"`{self.alias}` is used as a value")
+            if path == "Variable" and id(at) in self.variable_why:
+                raise Decline(at, self.variable_why[id(at)])
             if path in _DECLINED_NAMES:
                 raise Decline(at, _DECLINED_NAMES[path])
             if path == "placeholder":
@@ -971,47 +991,137 @@ class Reader:
         "zeros": ("zeros_initializer", ()),
         "ones": ("ones_initializer", ()),
     }
+    # the arguments TF 1's signature takes by position after ``shape`` (``dtype`` is not carried:
+    # the variable is float32, the initializers' default, as the op's default dtype)
+    _POSITIONAL = {"truncated_normal": ("mean", "stddev"), "random.truncated_normal": ("mean", "stddev"),
+                   "random_normal": ("mean", "stddev"), "random.normal": ("mean", "stddev"),
+                   "random_uniform": ("minval", "maxval"), "random.uniform": ("minval", "maxval")}
 
     def variable_as_get_variable(self, call: cst.Call, scopes: List[cst.With]) -> Optional[str]:
+        """:meth:`_as_get_variable`'s code, or None with the reason kept for the decline."""
+        code, why = self._as_get_variable(call, scopes)
+        if code is None:
+            self.variable_why[id(call.func)] = why
+        return code
+
+    def _as_get_variable(self, call: cst.Call, scopes: List[cst.With]) -> Tuple[Optional[str], str]:
         """``w = tf.Variable(tf.truncated_normal([4, 3], stddev=0.3, seed=1), name="w")`` at module level, run
         once, as ``tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.truncated_normal_initializer(
         stddev=0.3, seed=1))``: the same TF 1 name (the enclosing ``variable_scope``s are each entered once,
         so their name scopes are their variable scopes), the same distribution, created once and reused
-        by every eager call. None when any condition fails (the decline stands)."""
+        by every eager call. Without ``name=`` the name is the one TF 1's graph gave it (see
+        :meth:`_unnamed_variables`); a float literal (``tf.Variable(5.0)``, ``tf.Variable([.1, .2])``)
+        becomes a ``constant_initializer`` of it. ``(None, why)`` when a condition fails (the decline
+        stands, naming it)."""
         args = list(call.args)
-        if len(args) != 2 or args[0].keyword is not None or args[0].star or args[1].keyword is None \
-                or args[1].keyword.value != "name" or not isinstance(args[1].value, cst.SimpleString):
-            return None
-        name = args[1].value.evaluated_value
-        init = args[0].value
-        if not isinstance(init, cst.Call) or self.path(init.func) not in self._INITIAL_VALUES:
-            return None
-        target, allowed = self._INITIAL_VALUES[self.path(init.func)]  # type: ignore[index]
-        shape = init.args[0].value if init.args and init.args[0].keyword is None and not init.args[0].star else None
-        if shape is None or not self._literal_shape(shape) or isinstance(shape, cst.Name):
-            return None
-        kwargs = []
-        for a in init.args[1:]:
-            if a.keyword is None or a.keyword.value not in allowed or a.star:
-                return None
-            if not isinstance(a.value, (cst.Integer, cst.Float)) and not (
-                    isinstance(a.value, cst.UnaryOperation) and isinstance(a.value.expression, (cst.Integer, cst.Float))):
-                return None
-            kwargs.append(f"{a.keyword.value}={self.module.code_for_node(a.value)}")
+        other = (None, f"{_TF_VARIABLE} with arguments other than an initial value and `name=` (only those become "
+                       "`get_variable`)")
+        if not args or args[0].keyword is not None or args[0].star:
+            return other
+        if len(args) == 2 and args[1].keyword is not None and args[1].keyword.value == "name" \
+                and isinstance(args[1].value, cst.SimpleString):
+            name = args[1].value.evaluated_value
+            if self._variable_names().count(name) != 1:
+                return None, f"the name `{name}` is given to more than one variable"
+        elif len(args) == 1:
+            name = self._unnamed_variables().get(id(call))  # type: ignore[assignment]
+            if name is None:
+                return None, (f"an unnamed {_TF_VARIABLE} whose TF 1 name (`Variable_N`) the rule cannot derive (every "
+                              f"unnamed {_TF_VARIABLE} must be assigned once at module level, outside functions, loops "
+                              "and branches, with no other argument, and no name string may contain `variable`)")
+        else:
+            return other
         for scope in scopes:
             for item in scope.items:
+                scoped = (None, f"{_TF_VARIABLE} under a scope other than a `tf.variable_scope(\"name\")` entered once")
                 if not isinstance(item.item, cst.Call) or self.path(item.item.func) != "variable_scope":
-                    return None
+                    return scoped
                 if len(item.item.args) != 1 or item.item.args[0].keyword is not None or not isinstance(
                         item.item.args[0].value, cst.SimpleString):
-                    return None
+                    return scoped
                 if self._scope_uses().count(item.item.args[0].value.evaluated_value) != 1:
-                    return None
-        if self._variable_names().count(name) != 1:
-            return None
+                    return scoped
         a = self.alias
+        init = args[0].value
+        literal = _float_literal_shape(init)
+        if literal is not None:
+            return (f'{a}.compat.v1.get_variable("{name}", {literal}, '
+                    f"initializer={a}.compat.v1.constant_initializer({self.module.code_for_node(init)}))"), ""
+        value_why = (None, f"a {_TF_VARIABLE} whose initial value is not a float literal or `tf.zeros`/`ones`/`random_*`/"
+                           "`truncated_normal` of a literal shape with literal arguments")
+        if not isinstance(init, cst.Call) or self.path(init.func) not in self._INITIAL_VALUES:
+            return value_why
+        path = self.path(init.func)
+        target, allowed = self._INITIAL_VALUES[path]  # type: ignore[index]
+        positional_names = ("shape",) + self._POSITIONAL.get(path, ())  # type: ignore[arg-type]
+        values: Dict[str, cst.BaseExpression] = {}
+        for index, a_ in enumerate(init.args):
+            if a_.star:
+                return value_why
+            key = a_.keyword.value if a_.keyword is not None else (
+                positional_names[index] if index < len(positional_names) else None)
+            if key is None or key in values or (key != "shape" and key not in allowed):
+                return value_why
+            values[key] = a_.value
+        shape = values.pop("shape", None)
+        if shape is None or not self._literal_shape(shape) or isinstance(shape, cst.Name):
+            return value_why
+        kwargs = []
+        for key, value in values.items():
+            if not isinstance(value, (cst.Integer, cst.Float)) and not (
+                    isinstance(value, cst.UnaryOperation) and isinstance(value.expression, (cst.Integer, cst.Float))):
+                return value_why
+            kwargs.append(f"{key}={self.module.code_for_node(value)}")
         return (f'{a}.compat.v1.get_variable("{name}", {self.module.code_for_node(shape)}, '
-                f"initializer={a}.compat.v1.{target}({', '.join(kwargs)}))")
+                f"initializer={a}.compat.v1.{target}({', '.join(kwargs)}))"), ""
+
+    def _unnamed_variables(self) -> Dict[int, str]:
+        """The TF 1 names of the module's ``tf.Variable(<value>)`` calls without ``name=``, by call id:
+        ``Variable``, ``Variable_1``... counted under each ``variable_scope`` path (which
+        ``get_variable`` puts in front), in the order the graph made them. Only when that order is the source order: every such call is the value of an
+        assignment at module level, reached through ``with tf.variable_scope("literal")`` blocks
+        only (each run once); and no name in the module (any ``name=`` string, any
+        ``get_variable`` or scope name) could take part in the graph's uniquing of ``variable``.
+        Otherwise {} (each unnamed ``tf.Variable`` keeps its decline)."""
+        if hasattr(self, "_unnamed_cache"):
+            return self._unnamed_cache
+        self._unnamed_cache: Dict[int, str] = {}
+        unnamed = [c for c in calls_of(self.module) if self.path(c.func) == "Variable"
+                   and not any(a.keyword is not None and a.keyword.value == "name" for a in c.args)]
+        if not unnamed or any(len(c.args) != 1 for c in unnamed):
+            # (`tf.Variable(0, trainable=False)`, a global step: it stays a `tf.Variable`, whose eager
+            # name is not the graph's `Variable_N`)
+            return self._unnamed_cache
+        for c in calls_of(self.module):
+            for a_ in c.args:
+                value = a_.value
+                if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str) \
+                        and "variable" in value.evaluated_value.lower():
+                    return self._unnamed_cache  # a name that may meet TF 1's `Variable_N`
+        found: Dict[int, str] = {}
+        counts: Dict[str, int] = {}
+        for stmt in self.module.body:
+            for line, scopes in _lines_under_withs(stmt):
+                assign = _single_assign(line)
+                if assign is None or not isinstance(assign[1], cst.Call) or self.path(assign[1].func) != "Variable":
+                    continue
+                path = []
+                for scope in scopes:
+                    for item in scope.items:
+                        if isinstance(item.item, cst.Call) and self.path(item.item.func) == "variable_scope" and \
+                                item.item.args and isinstance(item.item.args[0].value, cst.SimpleString):
+                            path.append(str(item.item.args[0].value.evaluated_value))
+                        else:
+                            path.append("<other>")
+                prefix = "/".join(path)
+                k = counts.get(prefix.lower(), 0)
+                counts[prefix.lower()] = k + 1
+                base = "Variable" if k == 0 else f"Variable_{k}"
+                found[id(assign[1])] = base  # (get_variable adds the scope path, as TF 1's name scope did)
+        if all(id(c) in found for c in unnamed) and "<other>" not in "".join(found.values()):
+            self._unnamed_cache = {key: name for key, name in found.items()
+                                   if any(id(c) == key for c in unnamed)}
+        return self._unnamed_cache
 
     def _scope_uses(self) -> List[str]:
         """The literal names of every ``variable_scope``/``name_scope`` the module opens."""

@@ -46,8 +46,12 @@ class SessionScriptEager(TfcCodemod):
     name=...)` run once under variable scopes entered once (it becomes `get_variable` with the same
     name and distribution), also without `name=` (it gets the name TF 1's graph gave it,
     `Variable`, `Variable_1`..., when every unnamed `tf.Variable` of the file is assigned once at
-    module level and no name string mentions `variable`) and with a float literal value
-    (`tf.Variable(5.0)`, `tf.Variable([0.1, 0.2])`: a `constant_initializer` of it); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
+    module level and no name string mentions `variable`), with a float literal value
+    (`tf.Variable(5.0)`, `tf.Variable([0.1, 0.2])`: a `constant_initializer` of it), and as the
+    values of a dict display (`weights = {"h1": tf.Variable(...), ...}`); a helper function that
+    reads module-level tensors (a `keep_prob` placeholder, such a dict of weights) moves into the
+    model's `call`, where it reads them as it read the globals, when nothing outside the forward
+    pass uses it; `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
     `from tensorflow.python.framework import ops` (the same function), at module level before
     TensorFlow is first used (dropped, with that import). A session object, `sess = tf.Session()`
     at module level (or under `if __name__ == "__main__":`), possibly before the graph is built,
@@ -61,7 +65,8 @@ class SessionScriptEager(TfcCodemod):
     tensors fetched by name, `partial_run`, ops built inside the session block (for a session
     object: after its first use), a session object bound twice, used in a function, used after
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
-    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, random ops other than dropout in the forward pass (noise,
+    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, a helper that reads module-level tensors and is used outside
+    the forward pass, random ops other than dropout in the forward pass (noise,
     sampling), batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
     `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,

@@ -461,6 +461,11 @@ def _plain(g: _Gen) -> List[str]:
     unnamed = g.unnamed_variables and place in ("module", "scope") and g.alt8.random() < 0.6
     if unnamed:
         g.tags.add("plain:unnamed_variables")
+    # (round 8) the TensorFlow-Examples form: dicts of unnamed variables at module level, read by
+    # the helper that builds the model
+    weight_dicts = g.unnamed_variables and place == "helper" and g.alt8.random() < 0.6
+    if weight_dicts:
+        g.tags.add("plain:weight_dicts")
     w1_init = g.alt8.choice([f"tf.random_normal([{dim}, {hidden}], stddev=0.5)",
                              f"tf.random_uniform([{dim}, {hidden}], -0.5, 0.5)",
                              f"tf.truncated_normal([{dim}, {hidden}], stddev=0.5)"])
@@ -483,6 +488,16 @@ def _plain(g: _Gen) -> List[str]:
             lines += body(suffix, "x", "")
         elif place == "scope":
             lines += [f"with tf.variable_scope(\"model{suffix}\"):"] + body(suffix, "x", "    ")
+        elif weight_dicts:
+            lines += [f"weights{suffix} = {{",
+                      f"    \"h1\": tf.Variable({w1_init}),",
+                      f"    \"out\": tf.Variable(tf.random_normal([{hidden}, {classes}], stddev=0.5)),",
+                      "}",
+                      f"biases{suffix} = {{\"b1\": tf.Variable({b1_init})}}",
+                      "", "", f"def forward{suffix}(inputs):",
+                      f"    hidden = {act}(tf.matmul(inputs, weights{suffix}[\"h1\"]) + biases{suffix}[\"b1\"])",
+                      f"    return tf.matmul(hidden, weights{suffix}[\"out\"])",
+                      "", "", f"prediction{suffix} = forward{suffix}(x)"]
         else:
             lines += ["", "", f"def forward{suffix}(inputs):"] + body(suffix, "inputs", "    ") + \
                 [f"    return prediction{suffix}", "", "", f"prediction{suffix} = forward{suffix}(x)"]

@@ -139,6 +139,9 @@ def emit(program: Program, reader: Reader) -> str:
                     lines.pop(0)
                 stmt = stmt.with_changes(leading_lines=lines)
                 first = False
+            # blank lines stay blank inside the model's `call` (not indented whitespace)
+            stmt = stmt.with_changes(leading_lines=[line.with_changes(indent=False) if line.comment is None else line
+                                                    for line in stmt.leading_lines])
             forward.append(stmt.visit(rename))
         for name, expr in program.lifted.get(id(stmt), []):
             assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expr)])

@@ -381,6 +381,8 @@ class Reader:
         self.session_object = session_object
         # why a `tf.Variable` call (by the id of its function node) did not become `get_variable`
         self.variable_why: Dict[int, str] = {}
+        # helpers that read forward-pass tensors: emitted inside the model's `call`
+        self.nested_helpers: Dict[str, cst.FunctionDef] = {}
         self.alias = ""
         self.prefix = ""
         self.items: List[Tuple[str, cst.BaseStatement]] = []
@@ -534,6 +536,13 @@ class Reader:
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
         self.check_non_slot_order()
+        for kind, stmt in self.items:
+            if kind != "forward" and self.nested_helpers:
+                used = names_of(stmt).read & set(self.nested_helpers)
+                if used:
+                    name = sorted(used)[0]
+                    raise Decline(self.nested_helpers[name], f"helper `{name}` reads module-level tensors of the "
+                                  "forward pass (so it moves into the model) and is also used outside the forward pass")
         self.items = [("holder", stmt) if kind == "drop" and any(p.optimizer_only and p.node is stmt
                                                                    for p in self.placeholders) else (kind, stmt)
                       for kind, stmt in self.items]
@@ -692,11 +701,28 @@ class Reader:
         names = names_of(stmt)
         free = names.read - names.bound
         hit = free & self.graph_names()
+        name = stmt.name.value
         if hit:
-            raise Decline(stmt, f"helper `{stmt.name.value}` reads the module-level tensor `{sorted(hit)[0]}`")
-        self.helpers[stmt.name.value] = stmt  # recursion
-        self.check_known(stmt, free, f"helper `{stmt.name.value}`")
-        self.helpers[stmt.name.value] = stmt
+            # A helper that reads module-level tensors of the forward pass (a `keep_prob`
+            # placeholder, a dict of weights) moves into the model's `call`, where those names are
+            # its arguments and locals: a nested function reads them when it is called, as the
+            # module-level function read the globals (checked at the end: it is used nowhere else).
+            bad = free & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names
+                          | self.schedules | self.init_names)
+            if bad:
+                raise Decline(stmt, f"helper `{name}` reads `{sorted(bad)[0]}` (an optimizer, train op, "
+                                    "initializer, global step or learning-rate schedule)")
+            if stmt.decorators or _nodes_of(stmt, cst.Global) or _nodes_of(stmt, cst.Nonlocal):
+                raise Decline(stmt, f"helper `{name}` reads the module-level tensor `{sorted(hit)[0]}` and is "
+                                    "decorated or declares `global`/`nonlocal` names")
+            self.helpers[name] = stmt
+            self.check_known(stmt, free, f"helper `{name}`")
+            self.nested_helpers[name] = stmt
+            self.items.append(("forward", stmt))
+            return
+        self.helpers[name] = stmt  # recursion
+        self.check_known(stmt, free, f"helper `{name}`")
+        self.helpers[name] = stmt
         self.items.append(("keep", stmt))
 
     def factory(self, stmt: cst.FunctionDef) -> None:
@@ -917,12 +943,11 @@ class Reader:
                 raise Decline(call, f"`.{call.func.attr.value}(...)` inside the forward pass")
         skip: List[cst.CSTNode] = []
         for line, scopes in _lines_under_withs(stmt):
-            assign = _single_assign(line)
-            if assign is not None and isinstance(assign[1], cst.Call) and self.path(assign[1].func) == "Variable":
-                code = self.variable_as_get_variable(assign[1], scopes)
+            for call in self._assigned_variables(line):
+                code = self.variable_as_get_variable(call, scopes)
                 if code is not None:
-                    self.variable_rewrites[id(assign[1])] = code
-                    skip.append(assign[1])
+                    self.variable_rewrites[id(call)] = code
+                    skip.append(call)
         for call in calls_of(stmt):
             if self.path(call.func) == "trainable_variables" and not call.args:
                 self.trainable_calls[id(call)] = len(self.trainable_calls)
@@ -1075,6 +1100,22 @@ class Reader:
         return (f'{a}.compat.v1.get_variable("{name}", {self.module.code_for_node(shape)}, '
                 f"initializer={a}.compat.v1.{target}({', '.join(kwargs)}))"), ""
 
+    def _assigned_variables(self, line: cst.SimpleStatementLine) -> List[cst.Call]:
+        """The ``tf.Variable(...)`` calls a statement assigns to one name, in evaluation order: the
+        value itself (``w = tf.Variable(...)``) or the values of a dict display of them
+        (``weights = {"h1": tf.Variable(...), ...}``, the TensorFlow-Examples form)."""
+        assign = _single_assign(line)
+        if assign is None or not isinstance(assign[0], cst.Name):
+            return []
+        value = assign[1]
+        if isinstance(value, cst.Call) and self.path(value.func) == "Variable":
+            return [value]
+        if isinstance(value, cst.Dict) and value.elements and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                and isinstance(e.value, cst.Call) and self.path(e.value.func) == "Variable" for e in value.elements):
+            return [e.value for e in value.elements]  # type: ignore[misc]
+        return []
+
     def _unnamed_variables(self) -> Dict[int, str]:
         """The TF 1 names of the module's ``tf.Variable(<value>)`` calls without ``name=``, by call id:
         ``Variable``, ``Variable_1``... counted under each ``variable_scope`` path (which
@@ -1101,10 +1142,8 @@ class Reader:
         found: Dict[int, str] = {}
         counts: Dict[str, int] = {}
         for stmt in self.module.body:
-            for line, scopes in _lines_under_withs(stmt):
-                assign = _single_assign(line)
-                if assign is None or not isinstance(assign[1], cst.Call) or self.path(assign[1].func) != "Variable":
-                    continue
+            for line, scopes, call in [(ln, sc, c) for ln, sc in _lines_under_withs(stmt)
+                                       for c in self._assigned_variables(ln)]:
                 path = []
                 for scope in scopes:
                     for item in scope.items:
@@ -1117,7 +1156,7 @@ class Reader:
                 k = counts.get(prefix.lower(), 0)
                 counts[prefix.lower()] = k + 1
                 base = "Variable" if k == 0 else f"Variable_{k}"
-                found[id(assign[1])] = base  # (get_variable adds the scope path, as TF 1's name scope did)
+                found[id(call)] = base  # (get_variable adds the scope path, as TF 1's name scope did)
         if all(id(c) in found for c in unnamed) and "<other>" not in "".join(found.values()):
             self._unnamed_cache = {key: name for key, name in found.items()
                                    if any(id(c) == key for c in unnamed)}

@@ -88,7 +88,10 @@ def run_after(source):
     with tf.variable_creator_scope(creator), contextlib.redirect_stdout(out):
         exec(compile(source, "<after>", "exec"), scope)  # noqa: S102 - test helper
     variables, objects = [], []
-    for v in scope["model"].tf1_variables:
+    # the emitted model instance (``model``, or ``model_2``... when the script has its own ``model``)
+    models = [value for value in scope.values() if isinstance(getattr(value, "tf1_variables", None), list)]
+    assert len(models) == 1, f"{len(models)} emitted models"
+    for v in models[0].tf1_variables:
         variables.append((v.name, v.numpy()))
         objects.append(v)
     for value in scope.values():

@@ -51,7 +51,8 @@ class SessionScriptEager(TfcCodemod):
     values of a dict display (`weights = {"h1": tf.Variable(...), ...}`); a helper function that
     reads module-level tensors (a `keep_prob` placeholder, such a dict of weights) moves into the
     model's `call`, where it reads them as it read the globals, when nothing outside the forward
-    pass uses it; `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
+    pass uses it, and so does a class (bases: `object`) whose methods build the forward pass
+    (`model = Classifier(x, ...)`, then `model.logits`); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
     `from tensorflow.python.framework import ops` (the same function), at module level before
     TensorFlow is first used (dropped, with that import). A session object, `sess = tf.Session()`
     at module level (or under `if __name__ == "__main__":`), possibly before the graph is built,
@@ -67,7 +68,8 @@ class SessionScriptEager(TfcCodemod):
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
     it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, a helper that reads module-level tensors and is used outside
     the forward pass, random ops other than dropout in the forward pass (noise,
-    sampling), batch normalization (UPDATE_OPS), Keras layers, classes, a run that does not feed a placeholder
+    sampling), batch normalization (UPDATE_OPS), Keras layers, classes that build optimizers or training ops, derive from another class or are
+    used outside the forward pass, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
     `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,
     `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship, the decline says to load the

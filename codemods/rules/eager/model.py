@@ -586,7 +586,8 @@ class Reader:
             return
         if isinstance(stmt, cst.ClassDef):
             if self.tf_paths(stmt):
-                raise Decline(stmt, "a class that builds graph ops (classes are not migrated yet)")
+                self.model_class(stmt)
+                return
             self.items.append(("keep", stmt))
             return
         self.graph_statement(index, stmt)
@@ -724,6 +725,40 @@ class Reader:
         self.check_known(stmt, free, f"helper `{name}`")
         self.helpers[name] = stmt
         self.items.append(("keep", stmt))
+
+    def model_class(self, stmt: cst.ClassDef) -> None:
+        """A class whose methods build the graph (``class Model: def __init__(self, inputs): ...
+        self.logits = ...``), instantiated by the forward pass: like a helper that reads
+        module-level tensors, it moves into the model's ``call`` (a nested class: its methods read
+        the forward pass's names as they read the globals; its variables are created by
+        ``get_variable`` / ``tf.layers`` under the tracked scope, once). Checked at the end: the
+        class is used only in the forward pass."""
+        name = stmt.name.value
+        if stmt.decorators:
+            raise Decline(stmt, f"the class `{name}` that builds graph ops is decorated")
+        for base in stmt.bases:
+            if not (isinstance(base.value, cst.Name) and base.value.value == "object") or base.keyword is not None:
+                raise Decline(stmt, f"the class `{name}` that builds graph ops derives from "
+                                    f"`{self.module.code_for_node(base.value)}` (only `object` is followed)")
+        if _nodes_of(stmt, cst.Global) or _nodes_of(stmt, cst.Nonlocal):
+            raise Decline(stmt, f"the class `{name}` that builds graph ops declares `global`/`nonlocal` names")
+        text = self.module.code_for_node(stmt)
+        if ".minimize(" in text or "Optimizer" in text or "compute_gradients" in text or "apply_gradients" in text \
+                or ".run(" in text or ".eval(" in text:
+            raise Decline(stmt, f"the class `{name}` builds optimizers or training ops, or runs the session "
+                                "(only a class that builds the forward pass is followed)")
+        self.check_forward(stmt, tfnames.FORWARD, f"class `{name}`")
+        names = names_of(stmt)
+        free = names.read - names.bound
+        bad = free & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names
+                      | self.schedules | self.init_names)
+        if bad:
+            raise Decline(stmt, f"the class `{name}` reads `{sorted(bad)[0]}` (an optimizer, train op, "
+                                "initializer, global step or learning-rate schedule)")
+        self.helpers[name] = stmt
+        self.check_known(stmt, free - {"self", "super"}, f"class `{name}`")
+        self.nested_helpers[name] = stmt
+        self.items.append(("forward", stmt))
 
     def factory(self, stmt: cst.FunctionDef) -> None:
         """``def f(loss, lr): opt = tf.train.XOptimizer(lr); ...; return opt.minimize(loss)``."""

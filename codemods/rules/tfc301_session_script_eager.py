@@ -24,7 +24,8 @@ class SessionScriptEager(TfcCodemod):
     TensorFlow (it needs the `tf-keras` package on TF 2.16+).
     `tf.contrib.estimator.clip_gradients_by_norm` becomes `tfclip_compat.clip_gradients_by_norm`.
 
-    In the class besides: placeholders shaped by module constants (`[None, n_steps, n_input]`);
+    In the class besides: placeholders shaped by module constants (`[None, n_steps, n_input]`), or
+    typed by a dtype string (`tf.placeholder("float", ...)`);
     `tf.placeholder_with_default(<literal>, [])` (a run that does not feed it passes the default);
     fetches as a name, a list/tuple or a dict of string keys; a feed dict bound to a name in the
     session block (`feed = {x: ..., y: ...}`); `tensor.eval(feed_dict=...)`, `init.run()` and

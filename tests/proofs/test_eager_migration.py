@@ -70,3 +70,12 @@ def test_names_kept_as_tf2_names_are_the_same_functions():
 
     different = [name for name in sorted(SAME_IN_TF2) if get(tf, name) is not get(tf.compat.v1, name)]
     assert different == []
+
+
+def test_dtype_strings_are_tf1s_as_dtype():
+    """``tf.placeholder("float", ...)``: every dtype string TFC301 reads means what ``tf.as_dtype`` makes of it."""
+    tf = pytest.importorskip("tensorflow")
+    from codemods.rules.eager.tfnames import DTYPE_STRINGS
+
+    assert {text: tf.as_dtype(text).name for text in DTYPE_STRINGS} == {
+        text: getattr(tf, path).name for text, path in DTYPE_STRINGS.items()}

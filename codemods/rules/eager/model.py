@@ -1253,8 +1253,12 @@ class Reader:
         dtype = _arg(call, 0, "dtype")
         shape = _arg(call, 1, "shape")
         dtype_path = self.path(dtype) if dtype is not None else None
+        if isinstance(dtype, cst.SimpleString) and isinstance(dtype.evaluated_value, str):
+            # `tf.placeholder("float", ...)`: TF 1's `as_dtype` of the string
+            dtype_path = tfnames.DTYPE_STRINGS.get(dtype.evaluated_value)
         if dtype_path not in tfnames.DTYPES:
-            raise Decline(stmt, "a placeholder whose dtype is not a literal `tf.<dtype>`")
+            raise Decline(stmt, "a placeholder whose dtype is not a literal `tf.<dtype>` or a dtype string "
+                                "(`\"float\"`, `\"int32\"`...)")
         if shape is not None and not self._literal_shape(shape):
             raise Decline(stmt, "a placeholder whose shape is not a list of integers, `None` and module "
                                 "constants bound once")

@@ -74,3 +74,7 @@ LAYERS_WITH_KERNEL = {"layers.dense": (4, 5), "layers.conv2d": (9, 10)}
 
 FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
 DTYPES = FLOAT_DTYPES | frozenset({"int32", "int64", "bool", "uint8", "int8", "int16"})
+# Dtype strings TF 1's ``tf.as_dtype`` accepts for these dtypes (``tf.placeholder("float", ...)``).
+DTYPE_STRINGS = {"float": "float32", "float32": "float32", "half": "float16", "float16": "float16",
+                 "double": "float64", "float64": "float64", "bfloat16": "bfloat16", "int32": "int32",
+                 "int64": "int64", "bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16"}

@@ -53,7 +53,12 @@ class SessionScriptEager(TfcCodemod):
     reads module-level tensors (a `keep_prob` placeholder, such a dict of weights) moves into the
     model's `call`, where it reads them as it read the globals, when nothing outside the forward
     pass uses it, and so does a class (bases: `object`) whose methods build the forward pass
-    (`model = Classifier(x, ...)`, then `model.logits`); `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
+    (`model = Classifier(x, ...)`, then `model.logits`); `tf.layers.batch_normalization` (tf-keras'
+    legacy layer, whose moving variance is TF 1's), when every training op is built under
+    `tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS))` and every run without a
+    training op feeds its `training=` placeholder `False` (traced through helper parameters and
+    `self.` fields): TF 1 updates the moving statistics in the training runs, the eager model in
+    its training-mode calls; `tf.reset_default_graph()`, or `ops.reset_default_graph()` through
     `from tensorflow.python.framework import ops` (the same function), at module level before
     TensorFlow is first used (dropped, with that import). A session object, `sess = tf.Session()`
     at module level (or under `if __name__ == "__main__":`), possibly before the graph is built,
@@ -69,7 +74,9 @@ class SessionScriptEager(TfcCodemod):
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
     it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, a helper that reads module-level tensors and is used outside
     the forward pass, random ops other than dropout in the forward pass (noise,
-    sampling), batch normalization (UPDATE_OPS), Keras layers, classes that build optimizers or training ops, derive from another class or are
+    sampling), batch normalization whose training ops are not all under
+    UPDATE_OPS or that a run without a training op may put in training mode (TF 1 would not update its
+    statistics there; the eager model would: measured), Keras layers, classes that build optimizers or training ops, derive from another class or are
     used outside the forward pass, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
     `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,

@@ -57,7 +57,6 @@ _DECLINED_NAMES = {
     "Variable": "`tf.Variable` in the forward pass would be created again on every eager call "
                 "(use `tf.get_variable`)",
     "get_collection": "graph collections (`get_collection`) have no eager counterpart here",
-    "layers.batch_normalization": "batch normalization's UPDATE_OPS are not migrated yet",
     "get_default_graph": "the program reads the graph itself",
     "control_dependencies": "explicit control dependencies are not migrated",
     "train.MonitoredTrainingSession": "MonitoredSession and hooks are outside the session-script class",
@@ -383,6 +382,12 @@ class Reader:
         self.variable_why: Dict[int, str] = {}
         # helpers that read forward-pass tensors: emitted inside the model's `call`
         self.nested_helpers: Dict[str, cst.FunctionDef] = {}
+        # batch normalization: names bound to `tf.get_collection(tf.GraphKeys.UPDATE_OPS)`, and the
+        # train ops built under `tf.control_dependencies(<them>)`
+        self.update_ops_names: Set[str] = set()
+        self.update_train_ops: Set[str] = set()
+        # a feed-dict name -> placeholder -> the values its bindings give it
+        self.feed_dict_values: Dict[str, Dict[str, List[cst.BaseExpression]]] = {}
         self.alias = ""
         self.prefix = ""
         self.items: List[Tuple[str, cst.BaseStatement]] = []
@@ -536,6 +541,7 @@ class Reader:
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
         self.check_non_slot_order()
+        self.check_batch_norm()
         for kind, stmt in self.items:
             if kind != "forward" and self.nested_helpers:
                 used = names_of(stmt).read & set(self.nested_helpers)
@@ -895,6 +901,15 @@ class Reader:
             if path == "set_random_seed":
                 self.items.append(("keep", stmt))
                 return
+        if assign is not None and isinstance(assign[0], cst.Name) and self._update_ops_value(assign[1]):
+            if self.bind_counts.get(assign[0].value, 0) != 1:
+                raise Decline(stmt, f"`{assign[0].value}` (the UPDATE_OPS collection) is bound more than once")
+            self.update_ops_names.add(assign[0].value)
+            self.items.append(("drop", stmt))
+            return
+        if isinstance(stmt, cst.With) and self._update_dependencies(stmt):
+            self.train_ops_with_updates(index, stmt)
+            return
         if assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call):
             name, value = assign[0].value, assign[1]
             path = self.path(value.func)
@@ -959,6 +974,163 @@ class Reader:
         self.items.append(("forward", stmt))
 
     _pending: Optional[TrainOp] = None
+
+    # batch normalization
+
+    def _update_ops_value(self, expr: cst.BaseExpression) -> bool:
+        """``tf.get_collection(tf.GraphKeys.UPDATE_OPS)`` (the whole collection: no scope)."""
+        return (isinstance(expr, cst.Call) and self.path(expr.func) == "get_collection" and len(expr.args) == 1
+                and expr.args[0].keyword is None and not expr.args[0].star
+                and self.path(expr.args[0].value) == "GraphKeys.UPDATE_OPS")
+
+    def _update_dependencies(self, stmt: cst.With) -> bool:
+        """``with tf.control_dependencies(update_ops):`` (or of the collection itself)."""
+        if len(stmt.items) != 1 or stmt.items[0].asname is not None:
+            return False
+        item = stmt.items[0].item
+        if not (isinstance(item, cst.Call) and self.path(item.func) == "control_dependencies"
+                and len(item.args) == 1 and item.args[0].keyword is None and not item.args[0].star):
+            return False
+        arg = item.args[0].value
+        return (isinstance(arg, cst.Name) and arg.value in self.update_ops_names) or self._update_ops_value(arg)
+
+    def train_ops_with_updates(self, index: int, stmt: cst.With) -> None:
+        """The training-op statements under ``control_dependencies(UPDATE_OPS)``: read as if at module
+        level, and their train ops marked as running batch normalization's moving-statistics
+        updates (eagerly, a training-mode call of the model updates them itself). Only training-op
+        statements: a tensor built under those dependencies (``loss = tf.identity(loss)``) would run
+        the updates in every run that fetches it."""
+        before, count = set(self.train_ops), len(self.items)
+        body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+        for inner in body:
+            self.graph_statement(index, inner)  # type: ignore[arg-type]
+        kinds = {kind for kind, _ in self.items[count:]}
+        new = set(self.train_ops) - before
+        if not new or kinds - {"trainop", "drop"} or self._pending is not None:
+            raise Decline(stmt, "`control_dependencies(UPDATE_OPS)` around statements other than complete "
+                                "training ops (only `minimize` / `compute_gradients` ... `apply_gradients` "
+                                "are followed there)")
+        self.update_train_ops |= new
+
+    def check_batch_norm(self) -> None:
+        """Batch normalization's moving statistics change as in TF 1 when (1) every training op is
+        built under ``control_dependencies(UPDATE_OPS)`` (TF 1 updates them in every run of a training
+        op; the eager model in every training-mode call) and (2) every run without a training op
+        puts each batch normalization in inference mode: its ``training=`` traced to bool
+        placeholders (through helper parameters and ``self.`` fields) fed a literal ``False`` there
+        (TF 1 does not run the updates in such a run; a training-mode eager call would)."""
+        calls = [c for c in calls_of(self.module) if self.path(c.func) == "layers.batch_normalization"]
+        if not calls:
+            return
+        for name in sorted(self.train_ops):
+            if name not in self.update_train_ops:
+                raise Decline(calls[0], f"batch normalization, and the training op `{name}` is not built under "
+                                        "`tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS))` "
+                                        "(TF 1 would not update the moving statistics; the eager model would)")
+        flags: Set[str] = set()
+        for call in calls:
+            found = self._bn_training(call)
+            if found is None:
+                raise Decline(call, "batch normalization whose `training=` the rule cannot trace to bool "
+                                    "placeholders or `False`")
+            flags |= found
+        by_name = {p.name: p for p in self.placeholders}
+        for run in self.runs:
+            if run.only_global_steps or any(n in self.train_ops for n in run.names):
+                continue
+            for flag in sorted(flags):
+                values = self._fed_values(run, flag, by_name)
+                if not values or not all(isinstance(v, cst.Name) and v.value == "False" for v in values):
+                    why = "`training=True`" if flag == "<True>" else f"`{flag}` is not fed `False`"
+                    raise Decline(run.call, f"a `run` without a training op that may put batch normalization in "
+                                            f"training mode ({why}): TF 1 would not update the moving statistics; "
+                                            "the eager model would")
+
+    def _fed_values(self, run: "RunSite", flag: str, by_name: Dict[str, "Placeholder"]) -> List[cst.BaseExpression]:
+        """The literal values a run gives the placeholder ``flag`` ([] when not known)."""
+        if flag == "<True>":
+            return []
+        value = run.feeds.get(flag)
+        if value is None:
+            return []
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                and value.value.value in self.feed_dict_values:
+            return list(self.feed_dict_values[value.value.value].get(flag, []))
+        return [value]
+
+    def _bn_training(self, call: cst.Call) -> Optional[Set[str]]:
+        """The bool placeholders a batch normalization's ``training=`` reads ("<True>" for a literal
+        ``True``), or None when it cannot be traced."""
+        positional = [a for a in call.args if a.keyword is None]
+        if len(positional) > 14 or any(a.star for a in call.args):
+            return None
+        arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "training"), None)
+        if arg is None:
+            return set()  # `training=False`, the default
+        return self._bool_sources(arg, self._owner(call), 0)
+
+    def _owner(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The helper function or class (of this module's top level) whose body holds ``node``."""
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and any(n is node for n in _nodes_of(stmt, type(node))):
+                return stmt
+        return None
+
+    def _bool_sources(self, expr: cst.BaseExpression, owner: Optional[cst.CSTNode], depth: int) -> Optional[Set[str]]:
+        if depth > 6:
+            return None
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+            return {"<True>"} if expr.value == "True" else set()
+        bool_holders = {p.name for p in self.placeholders if p.dtype == "bool"}
+        if owner is None:
+            return {expr.value} if isinstance(expr, cst.Name) and expr.value in bool_holders else None
+        if isinstance(owner, cst.FunctionDef) and isinstance(expr, cst.Name):
+            params = [p.name.value for p in owner.params.params]
+            if expr.value not in params or any(isinstance(n, (cst.Assign, cst.AugAssign)) and expr.value in
+                                               names_of(n).bound for n in _nodes_of(owner, cst.SimpleStatementLine)):
+                return {expr.value} if expr.value in bool_holders and expr.value not in params else None
+            return self._argument_sources(owner.name.value, params.index(expr.value), expr.value, depth)
+        if isinstance(owner, cst.ClassDef) and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and expr.value.value == "self":
+            stores = [n for n in _nodes_of(owner, cst.Assign) if len(n.targets) == 1
+                      and isinstance(n.targets[0].target, cst.Attribute)
+                      and isinstance(n.targets[0].target.value, cst.Name) and n.targets[0].target.value.value == "self"
+                      and n.targets[0].target.attr.value == expr.attr.value]
+            init = next((f for f in owner.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
+            if len(stores) != 1 or init is None or not any(n is stores[0] for n in _nodes_of(init, cst.Assign)):
+                return None
+            value = stores[0].value
+            params = [p.name.value for p in init.params.params]
+            if isinstance(value, cst.Name) and value.value in params[1:]:
+                return self._argument_sources(owner.name.value, params.index(value.value) - 1, value.value, depth)
+            return self._bool_sources(value, None, depth + 1) if isinstance(value, cst.Name) and \
+                value.value in ("True", "False") else None
+        if isinstance(owner, cst.ClassDef) and isinstance(expr, cst.Name):
+            return {expr.value} if expr.value in bool_holders else None
+        return None
+
+    def _argument_sources(self, callee: str, index: int, keyword: str, depth: int) -> Optional[Set[str]]:
+        """What every call of the helper or class ``callee`` passes for its parameter at ``index``
+        (``keyword``), traced further; None when a call cannot be bound or ``callee`` is used other
+        than by calling it."""
+        out: Set[str] = set()
+        calls = [c for c in calls_of(self.module) if isinstance(c.func, cst.Name) and c.func.value == callee]
+        uses = [n for n in _nodes_of(self.module, cst.Name) if n.value == callee]
+        if not calls or len(uses) != len(calls) + 1:  # the `def`/`class` name itself, and the calls
+            return None
+        for c in calls:
+            if any(a.star for a in c.args):
+                return None
+            positional = [a for a in c.args if a.keyword is None]
+            value = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == keyword),
+                         positional[index].value if index < len(positional) else None)
+            if value is None:
+                return None  # a default: not followed
+            found = self._bool_sources(value, self._owner(c), depth + 1)
+            if found is None:
+                return None
+            out |= found
+        return out
 
     def forward(self, stmt: cst.CSTNode) -> None:
         if isinstance(stmt, cst.With):
@@ -1613,6 +1785,9 @@ class Reader:
             keys = [e.key.value for e in elements]  # type: ignore[union-attr]
             if len(set(keys)) != len(keys):
                 continue
+            for e in elements:
+                self.feed_dict_values.setdefault(assign[0].value, {}).setdefault(
+                    e.key.value, []).append(e.value)  # type: ignore[union-attr]
             keysets.setdefault(assign[0].value, []).append(keys)
             self.feed_candidates[id(line)] = assign[0].value
         module_level = (self.constants | self.forward_names | self.graph_names() | set(self.helpers)

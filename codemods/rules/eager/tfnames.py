@@ -41,6 +41,10 @@ FORWARD = SAME_IN_TF2 | frozenset({
     # seed need not draw the same numbers in both worlds; the proofs align them:
     # tests/_aligned_dropout.py); `tf.layers.dropout` samples through the same op
     "nn.dropout", "layers.dropout",
+    # batch normalization (tf-keras' legacy layer: TF 1's unbiased moving variance); the moving
+    # statistics are checked by the program model (every training op under UPDATE_OPS, every other
+    # run in inference mode)
+    "layers.batch_normalization",
     # TF 1 RNN cells (tf-keras' legacy layers: their variables come from get_variable, so
     # track_tf1_style_variables keeps their names and reuses them) and dynamic_rnn
     "nn.rnn_cell.BasicLSTMCell", "nn.rnn_cell.GRUCell", "nn.rnn_cell.BasicRNNCell", "nn.dynamic_rnn",

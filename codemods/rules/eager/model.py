@@ -1004,13 +1004,19 @@ class Reader:
         body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
         for inner in body:
             self.graph_statement(index, inner)  # type: ignore[arg-type]
-        kinds = {kind for kind, _ in self.items[count:]}
+        # (a list of the trainable variables, `tvars = tf.trainable_variables()`, builds no op)
+        kinds = {kind for kind, inner in self.items[count:] if not (kind == "forward" and self._variable_list(inner))}
         new = set(self.train_ops) - before
         if not new or kinds - {"trainop", "drop"} or self._pending is not None:
             raise Decline(stmt, "`control_dependencies(UPDATE_OPS)` around statements other than complete "
                                 "training ops (only `minimize` / `compute_gradients` ... `apply_gradients` "
                                 "are followed there)")
         self.update_train_ops |= new
+
+    def _variable_list(self, stmt: cst.BaseStatement) -> bool:
+        """``tvars = tf.trainable_variables()`` (or its collection form): a list of variables."""
+        assign = _single_assign(stmt)
+        return assign is not None and isinstance(assign[1], cst.Call) and id(assign[1]) in self.trainable_calls
 
     def check_batch_norm(self) -> None:
         """Batch normalization's moving statistics change as in TF 1 when (1) every training op is

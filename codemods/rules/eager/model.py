@@ -563,6 +563,12 @@ class Reader:
             collection_scopes=self.collection_scopes,
         )
 
+    def training_names(self) -> Set[str]:
+        """Names of the training machinery (optimizers, train ops, initializers, global steps,
+        schedules, the session block's names), which the forward pass may not read."""
+        return (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names | self.schedules
+                | self.init_names)
+
     def graph_names(self) -> Set[str]:
         return (self.forward_names | {p.name for p in self.placeholders} | set(self.train_ops)
                 | self.block_names | self.init_names | self.schedules)
@@ -714,8 +720,7 @@ class Reader:
             # placeholder, a dict of weights) moves into the model's `call`, where those names are
             # its arguments and locals: a nested function reads them when it is called, as the
             # module-level function read the globals (checked at the end: it is used nowhere else).
-            bad = free & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names
-                          | self.schedules | self.init_names)
+            bad = free & self.training_names()
             if bad:
                 raise Decline(stmt, f"helper `{name}` reads `{sorted(bad)[0]}` (an optimizer, train op, "
                                     "initializer, global step or learning-rate schedule)")
@@ -756,8 +761,7 @@ class Reader:
         self.check_forward(stmt, tfnames.FORWARD, f"class `{name}`")
         names = names_of(stmt)
         free = names.read - names.bound
-        bad = free & (set(self.train_ops) | self.optimizers | self.global_steps | self.block_names
-                      | self.schedules | self.init_names)
+        bad = free & self.training_names()
         if bad:
             raise Decline(stmt, f"the class `{name}` reads `{sorted(bad)[0]}` (an optimizer, train op, "
                                 "initializer, global step or learning-rate schedule)")
@@ -1092,9 +1096,10 @@ class Reader:
             return {expr.value} if isinstance(expr, cst.Name) and expr.value in bool_holders else None
         if isinstance(owner, cst.FunctionDef) and isinstance(expr, cst.Name):
             params = [p.name.value for p in owner.params.params]
-            if expr.value not in params or any(isinstance(n, (cst.Assign, cst.AugAssign)) and expr.value in
-                                               names_of(n).bound for n in _nodes_of(owner, cst.SimpleStatementLine)):
-                return {expr.value} if expr.value in bool_holders and expr.value not in params else None
+            if expr.value in names_of(owner.body).bound:
+                return None  # rebound in the body: not what the callers passed, nor the placeholder
+            if expr.value not in params:
+                return {expr.value} if expr.value in bool_holders else None
             return self._argument_sources(owner.name.value, params.index(expr.value), expr.value, depth)
         if isinstance(owner, cst.ClassDef) and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
                 and expr.value.value == "self":
@@ -1370,9 +1375,11 @@ class Reader:
                 counts[prefix.lower()] = k + 1
                 base = "Variable" if k == 0 else f"Variable_{k}"
                 found[id(call)] = base  # (get_variable adds the scope path, as TF 1's name scope did)
-        if all(id(c) in found for c in unnamed) and "<other>" not in "".join(found.values()):
-            self._unnamed_cache = {key: name for key, name in found.items()
-                                   if any(id(c) == key for c in unnamed)}
+        # (a path through another kind of scope counts under "<other>": that call's own conversion
+        # declines it, naming the scope, in `_as_get_variable`)
+        ids = {id(c) for c in unnamed}
+        if ids <= set(found):
+            self._unnamed_cache = {key: name for key, name in found.items() if key in ids}
         return self._unnamed_cache
 
     def _scope_uses(self) -> List[str]:

@@ -73,7 +73,8 @@ class SessionScriptEager(TfcCodemod):
     object: after its first use), a session object bound twice, used in a function, used after
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
     it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, a helper that reads module-level tensors and is used outside
-    the forward pass, random ops other than dropout in the forward pass (noise,
+    the forward pass, forward code or helpers that change a module-level Python object
+    (`weights.append(w)`: the eager step would change it at every trace), random ops other than dropout in the forward pass (noise,
     sampling), batch normalization whose training ops are not all under
     UPDATE_OPS or that a run without a training op may put in training mode (TF 1 would not update its
     statistics there; the eager model would: measured), Keras layers, classes that build optimizers or training ops, derive from another class or are

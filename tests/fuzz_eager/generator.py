@@ -32,6 +32,8 @@ from typing import List, Optional, Set
 
 OUTSIDE = ("monitored_session", "queue_runners", "tensor_by_name", "op_in_loop", "partial_run",
            "device_towers", "estimator")
+# Spliced into an inside program by its own stream (round 9), so that OUTSIDE's draws stay as they were.
+OUTSIDE_SPLICED = ("module_state",)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class _Gen:
         self.alt4 = random.Random(f"{seed}:{index}:round4")  # productions added with wip/eager3
         self.alt7 = random.Random(f"{seed}:{index}:round7")  # session objects (round 7)
         self.alt8 = random.Random(f"{seed}:{index}:round8")  # images, convolutions, tf.nn.dropout forms (round 8)
+        self.alt9 = random.Random(f"{seed}:{index}:round9")  # helpers that change module-level objects (round 9)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -649,6 +652,26 @@ def _outside(g: _Gen, kind: str, lines: List[str]) -> List[str]:
     return text.split("\n")
 
 
+def _module_state(g: _Gen, lines: List[str]) -> Optional[List[str]]:
+    """A helper of the forward pass that changes a module-level object (a list it appends its input
+    to, or a dict counting its calls): TF 1 ran it once, an eager step would run it at every trace,
+    so the rule must decline. None when the program has no such helper."""
+    for i, line in enumerate(lines):
+        if line.startswith(("def build_model(", "def forward", "    def __init__(self")):
+            indent = "        " if line.startswith("    ") else "    "
+            params = [p.split("=")[0].strip() for p in line[line.index("(") + 1: line.rindex(")")].split(",")]
+            params = [p for p in params if p and p != "self"]
+            if g.alt9.random() < 0.5 and params:
+                splice = [indent + f"built_inputs.append({params[0]})"]
+                header = "built_inputs = []"
+            else:
+                splice = [indent + "build_calls[\"model\"] = build_calls.get(\"model\", 0) + 1"]
+                header = "build_calls = {}"
+            start = next((j for j, text in enumerate(lines) if text and not text.startswith(("import", "from", "#"))), 0)
+            return lines[:start] + [header] + lines[start:i + 1] + splice + lines[i + 1:]
+    return None
+
+
 _QUEUE = '''rng = np.random.RandomState({rs})
 x_data = rng.randn(32, 4).astype(np.float32)
 y_data = np.tanh(x_data[:, :1]).astype(np.float32)
@@ -738,6 +761,11 @@ def program(seed: int, index: int) -> Program:
         body = {"gan": _gan, "plain": _plain, "classifier": _classifier}[kind](g)
         if outside is not None:
             body = _outside(g, outside, body)
+    if outside is None and g.alt9.random() < 0.06:
+        spliced = _module_state(g, body)
+        if spliced is not None:
+            body, outside = spliced, "module_state"
+            g.outside = outside
     if outside:
         g.tags.add(f"outside:{outside}")
     doc = [f'"""Generated TF 1 session script (tests/fuzz_eager, seed {seed}, index {index})."""']

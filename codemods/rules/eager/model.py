@@ -41,6 +41,11 @@ _BUILTINS = frozenset(dir(builtins))
 _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
 # Modules a forward pass may read besides TensorFlow (pure functions of constants).
 _PURE_MODULES = frozenset({"numpy", "math"})
+# Methods that change the object they are called on (list, dict, set, numpy array): run on a
+# module-level object by code that moves into the eager step, they would run at every trace.
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                       "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "put", "itemset",
+                       "__setitem__", "__delitem__", "__iadd__"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
 _VARIABLE_MAKERS = frozenset({"get_variable"})
@@ -292,6 +297,32 @@ def _nodes_of(node: cst.CSTNode, kind: type) -> list:
     visitor = _Nodes(kind)
     node.visit(visitor)
     return visitor.found
+
+
+def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
+    """Names whose object ``node`` changes in place: ``name.append(...)`` (a mutating method),
+    ``name[k] = ...`` / ``name.attr = ...`` / ``del name[k]`` / ``name[k] += ...``."""
+    def base(target: cst.BaseExpression) -> Optional[str]:
+        while isinstance(target, (cst.Subscript, cst.Attribute)):
+            target = target.value
+        return target.value if isinstance(target, cst.Name) else None
+
+    found: List[Tuple[str, cst.CSTNode]] = []
+    for call in _nodes_of(node, cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
+            name = base(func.value)
+            if name is not None:
+                found.append((name, call))
+    targets = ([t.target for t in _nodes_of(node, cst.AssignTarget)] + [a.target for a in _nodes_of(node, cst.AugAssign)]
+               + [a.target for a in _nodes_of(node, cst.AnnAssign)] + [d.target for d in _nodes_of(node, cst.Del)])
+    for target in targets:
+        for part in ([e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]):
+            if isinstance(part, (cst.Subscript, cst.Attribute)):
+                name = base(part)
+                if name is not None:
+                    found.append((name, part))
+    return found
 
 
 def _counter_variable(call: cst.Call) -> bool:
@@ -1418,6 +1449,10 @@ class Reader:
             if self.bind_counts.get(name, 0) > 1:
                 raise Decline(stmt, f"{where} reads `{name}`, which is rebound at module level (the eager "
                                     "step would read the value it has when first called)")
+        for name, at in _changed_objects(stmt):
+            if name in read and name in self.constants:
+                raise Decline(at, f"{where} changes the module-level `{name}`: the eager step would change it "
+                                  "at every trace, TF 1 once, when the graph was built")
         for attribute in _Calls.attributes_of(stmt):
             parts = dotted(attribute)
             if parts and len(parts) > 1 and parts[1] == "random" and self.imported.get(parts[0], "").split(".")[0] in _PURE_MODULES:

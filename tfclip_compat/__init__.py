@@ -19,6 +19,9 @@ Layout (all private; the public names are this package's flat ``__all__``):
 * ``_norms`` — the ``norm=`` modes (TF 1.15's ops, exact, fast);
 * ``_clip`` — robust versions of TF's clip functions; ``_fast_norm`` — the grouped norm;
 * ``_nonfinite`` — the ``nonfinite=`` policies; ``_tf`` — the one place TF is imported.
+
+One public submodule: ``tfclip_compat.mnist``, TF 1's MNIST tutorial loader
+(``tensorflow.examples.tutorials.mnist.input_data``, which TF 2 does not ship), batch for batch.
 """
 
 from tfclip_compat._clip import (

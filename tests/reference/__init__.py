@@ -14,6 +14,8 @@ codemods are compared against. They are rewritten from the TF 1.15 sources:
   ``clip_gradient_norms``, ``multiply_gradients``, ``add_gradients_summaries``), also reached as
   ``tf.contrib.slim.python.slim.learning``; ``tf.contrib.slim.optimize_loss`` /
   ``adaptive_clipping_fn`` are ``reference.contrib_layers``' functions, as in TF 1.15;
+- ``reference.mnist_input_data``: ``tensorflow.examples.tutorials.mnist.input_data`` (the MNIST
+  tutorial loader), reached at that path too; ``write_fake_mnist`` makes files for it to read;
 - ``reference.clip_ops``: TF 1.15's ``global_norm``, ``clip_by_global_norm``, ``clip_by_norm``,
   which the three above use (not TF 2's, which changed details).
 
@@ -61,7 +63,7 @@ from typing import Any, Dict, Optional
 
 import tensorflow as _tf
 
-from . import clip_ops, contrib_layers, contrib_slim, contrib_training
+from . import clip_ops, contrib_layers, contrib_slim, contrib_training, mnist_input_data
 
 __all__ = [
     "clip_ops",
@@ -70,6 +72,7 @@ __all__ = [
     "contrib_slim",
     "contrib_training",
     "legacy_tf",
+    "mnist_input_data",
     "run_legacy",
 ]
 
@@ -116,6 +119,11 @@ class _LegacyTF(types.ModuleType):
     def __init__(self) -> None:
         super().__init__("tensorflow", "TF 1.15 namespace: tf.compat.v1 + reference tf.contrib.")
         self.contrib = contrib
+        # ``tensorflow.examples.tutorials.mnist.input_data``: the MNIST tutorial loader
+        self.examples = types.ModuleType("tensorflow.examples")
+        self.examples.tutorials = types.ModuleType("tensorflow.examples.tutorials")
+        self.examples.tutorials.mnist = types.ModuleType("tensorflow.examples.tutorials.mnist")
+        self.examples.tutorials.mnist.input_data = mnist_input_data
         # TF 1.15's clip ops, not TF 2's (bit-identical for valid float inputs; TF 2 changed edges).
         self.clip_by_global_norm = clip_ops.clip_by_global_norm
         self.clip_by_norm = clip_ops.clip_by_norm

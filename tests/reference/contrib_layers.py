@@ -13,6 +13,8 @@ Deliberately kept TF 1.15 quirks (the shim documents where it differs):
 
 from __future__ import annotations
 
+import math
+
 import tensorflow as tf
 
 from . import clip_ops
@@ -349,3 +351,36 @@ def _multiply_gradients(grads_and_vars, gradient_multipliers):
                 grad *= multiplier
         multiplied_grads_and_vars.append((grad, var))
     return multiplied_grads_and_vars
+
+
+def variance_scaling_initializer(factor=2.0, mode="FAN_IN", uniform=False, seed=None, dtype=tf.float32):
+    """TF 1.15 ``tf.contrib.layers.variance_scaling_initializer`` (initializers.py)."""
+
+    def _initializer(shape, dtype=dtype, partition_info=None):
+        shape = [int(d) for d in shape]
+        fan_in = float(shape[-2]) if len(shape) > 1 else float(shape[-1])
+        fan_out = float(shape[-1])
+        for dim in shape[:-2]:
+            fan_in *= float(dim)
+            fan_out *= float(dim)
+        if mode == "FAN_IN":
+            n = fan_in
+        elif mode == "FAN_OUT":
+            n = fan_out
+        else:
+            n = (fan_in + fan_out) / 2.0
+        if uniform:
+            limit = math.sqrt(3.0 * factor / n)
+            return tf.random.uniform(shape, -limit, limit, dtype, seed=seed)
+        trunc_stddev = math.sqrt(1.3 * factor / n)
+        return tf.random.truncated_normal(shape, 0.0, trunc_stddev, dtype, seed=seed)
+
+    return _initializer
+
+
+def xavier_initializer(uniform=True, seed=None, dtype=tf.float32):
+    """TF 1.15 ``tf.contrib.layers.xavier_initializer`` (= ``xavier_initializer_conv2d``)."""
+    return variance_scaling_initializer(factor=1.0, mode="FAN_AVG", uniform=uniform, seed=seed, dtype=dtype)
+
+
+xavier_initializer_conv2d = xavier_initializer

@@ -56,8 +56,21 @@ FORWARD = SAME_IN_TF2 | frozenset({
     "initializers.zeros",
 })
 
+# ``tf.contrib`` initializers TF 2 lacks, and the ``tf.compat.v1`` initializer that computes the
+# same thing: ``xavier_initializer(uniform=True)`` is contrib's ``variance_scaling_initializer(
+# factor=1.0, mode="FAN_AVG", uniform=True)``, a uniform draw in +-sqrt(3 / fan_avg), as
+# ``glorot_uniform_initializer`` (the same op, limit and seed: equal bit for bit in a graph,
+# tests/proofs/test_eager_migration.py). ``uniform=False`` is not the same (a truncated normal of
+# stddev sqrt(1.3 / fan_avg)): declined.
+RENAMED_INITIALIZERS = {
+    "contrib.layers.xavier_initializer": "glorot_uniform_initializer",
+    "contrib.layers.xavier_initializer_conv2d": "glorot_uniform_initializer",
+}
+FORWARD = FORWARD | frozenset(RENAMED_INITIALIZERS)
+
 # Initializer classes: allowed as an ``*initializer=`` argument (they run once, at variable creation).
-INITIALIZERS = frozenset(n for n in FORWARD if n.endswith("_initializer") or n.startswith("initializers."))
+INITIALIZERS = frozenset(n for n in FORWARD if n.endswith(("_initializer", "_initializer_conv2d"))
+                         or n.startswith("initializers."))
 
 # Gradient processing between ``compute_gradients`` and ``apply_gradients``.
 PROCESSING = frozenset({"clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm",

@@ -12,7 +12,9 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sys
+import tempfile
 import zlib
 
 import numpy as np
@@ -133,8 +135,19 @@ def compare(before, after):
 
 def main():
     before_src, after_src = (open(p).read() for p in sys.argv[1:3])
-    lines_before, vars_before = run_before(before_src)
-    lines_after, vars_after = run_after(after_src)
+    # the programs run in a fresh directory with MNIST-format files in MNIST_data/ (what the TF 1
+    # tutorial loader and tfclip_compat.mnist read)
+    from reference.mnist_input_data import write_fake_mnist
+
+    work = tempfile.mkdtemp(prefix="tfclip-eager-proof-")
+    write_fake_mnist(os.path.join(work, "MNIST_data"))
+    os.chdir(work)
+    try:
+        lines_before, vars_before = run_before(before_src)
+        lines_after, vars_after = run_after(after_src)
+    finally:
+        os.chdir(os.path.dirname(os.path.abspath(__file__)))
+        shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({"lines_before": lines_before, "lines_after": lines_after,
                       "variables": len(vars_before), "problems": compare(vars_before, vars_after)}))
 

@@ -64,13 +64,21 @@ class SessionScriptEager(TfcCodemod):
     at module level (or under `if __name__ == "__main__":`), possibly before the graph is built,
     used by the statements after it and maybe closed by `sess.close()`, is read as the `with`
     block it runs like: from the first statement that uses it to the end of the block (creating
-    a session builds nothing in the graph). Two Adam optimizers must first train in the order they were built
+    a session builds nothing in the graph). TF 1's MNIST tutorial loader, which TF 2 does not
+    ship (`from tensorflow.examples.tutorials.mnist import input_data`, or `read_data_sets`
+    imported from `...mnist.input_data`), becomes `tfclip_compat.mnist`: TF 1's loader, the same
+    files, batches and shuffles (its `DataSet` seeds NumPy from the graph seed, eagerly too).
+    `tf.contrib.layers.xavier_initializer()` (uniform, the default) becomes
+    `tf.compat.v1.glorot_uniform_initializer()`: the same draw, bit for bit. An evaluation tensor
+    built in the session block after training (`accuracy = tf.reduce_mean(...)`, assigned once,
+    outside loops and branches, from the forward pass, with no variables or random ops) is
+    computed by the model after the forward pass, and runs fetch it as any forward tensor. Two Adam optimizers must first train in the order they were built
     (their `beta1_power` variables are named in that order in both worlds).
 
     Declined, with the cause named and the file left to the per-site rules: Estimator
     `model_fn`s, MonitoredSession/Supervisor and hooks, queue runners, `tf.device` towers,
-    tensors fetched by name, `partial_run`, ops built inside the session block (for a session
-    object: after its first use), a session object bound twice, used in a function, used after
+    tensors fetched by name, `partial_run`, other ops built inside the session block (for a
+    session object: after its first use; in a loop, in a fetch, or making variables), a session object bound twice, used in a function, used after
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
     it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, a helper that reads module-level tensors and is used outside
     the forward pass, forward code or helpers that change a module-level Python object
@@ -80,9 +88,9 @@ class SessionScriptEager(TfcCodemod):
     statistics there; the eager model would: measured), Keras layers, classes that build optimizers or training ops, derive from another class or are
     used outside the forward pass, a run that does not feed a placeholder
     the model reads (the eager model computes every output), other learning-rate schedules,
-    `from tensorflow import ...` (for the TF 1 MNIST tutorial loader,
-    `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship, the decline says to load the
-    data with `tf.keras.datasets.mnist` first), a `reset_default_graph()` after TensorFlow was
+    `from tensorflow import ...` (other than the MNIST loader above), the tutorial's other
+    modules (`tensorflow.examples.tutorials.mnist.mnist`), `xavier_initializer(uniform=False)`
+    (contrib's truncated normal, which no TF 2 initializer draws), a `reset_default_graph()` after TensorFlow was
     first used (it discards the seed and graph built so far), any TF name outside the rule's tables, notebooks (the program
     would move code across cells), a session opened inside a function (not reported: not a
     session script), and anything else the program model cannot follow.

@@ -79,3 +79,25 @@ def test_dtype_strings_are_tf1s_as_dtype():
 
     assert {text: tf.as_dtype(text).name for text in DTYPE_STRINGS} == {
         text: getattr(tf, path).name for text, path in DTYPE_STRINGS.items()}
+
+
+@pytest.mark.parametrize("shape", [[784, 256], [5, 5, 1, 32], [3, 3, 32, 64], [10], [7, 3]])
+def test_renamed_initializers_draw_what_contrib_drew(shape):
+    """TFC301 writes ``tf.contrib.layers.xavier_initializer(...)`` as the ``tf.compat.v1``
+    initializer ``RENAMED_INITIALIZERS`` names: in a TF 1 graph, with the same seeds, both draw
+    the very same numbers (TF 1.15's contrib from the test reference)."""
+    import numpy as np
+
+    tf = pytest.importorskip("tensorflow")
+    from codemods.rules.eager.tfnames import RENAMED_INITIALIZERS
+    from reference import contrib
+
+    for path, name in RENAMED_INITIALIZERS.items():
+        with tf.Graph().as_default():
+            tf.compat.v1.set_random_seed(4)
+            legacy = getattr(contrib.layers, path.rsplit(".", 1)[1])(seed=3)(shape)
+            renamed = getattr(tf.compat.v1, name)(seed=3)(shape)
+            with tf.compat.v1.Session() as sess:
+                legacy_value, renamed_value = sess.run([legacy, renamed])
+        np.testing.assert_array_equal(legacy_value, renamed_value)
+        assert np.max(np.abs(legacy_value)) > 0

@@ -22,7 +22,7 @@ from typing import Dict, List
 import libcst as cst
 
 from codemods.rules.eager import tfnames
-from codemods.rules.eager.model import Program, RunSite, Reader, dotted
+from codemods.rules.eager.model import Program, RunSite, Reader, dotted, mnist_loader_import
 
 LEGACY_KERAS_COMMENT = "# tf.compat.v1.layers and track_tf1_style_variables need tf-keras (TF 2.16+)"
 
@@ -68,6 +68,17 @@ class _Rename(cst.CSTTransformer):
         positional = [a for a in original.args if a.keyword is None]
         keywords = {a.keyword.value for a in original.args if a.keyword is not None}
         init = f"{self.alias}.compat.v1"
+        if path in tfnames.RENAMED_INITIALIZERS:
+            # contrib's xavier initializer: the same draw as glorot_uniform (uniform=True checked)
+            args = []
+            for i, arg in enumerate(updated.args):
+                key = arg.keyword.value if arg.keyword is not None else ("uniform", "seed", "dtype")[i]
+                if key != "uniform":
+                    args.append(arg.with_changes(keyword=cst.Name(key), equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return cst.Call(func=cst.parse_expression(f"{init}.{tfnames.RENAMED_INITIALIZERS[path]}"), args=args)
         if path == "get_variable":
             dtype = next((a.value for a in original.args if a.keyword is not None and a.keyword.value == "dtype"),
                          positional[2].value if len(positional) > 2 else None)
@@ -101,17 +112,18 @@ class _Session(cst.CSTTransformer):
     """The session block's statements with each ``run`` replaced and the initializer runs removed."""
 
     def __init__(self, replace: Dict[int, cst.BaseExpression], drop: List[cst.Call],
-                 statements: Dict[int, cst.BaseStatement]) -> None:
+                 statements: Dict[int, cst.BaseStatement], moved: List[cst.SimpleStatementLine]) -> None:
         self.replace = replace
         self.drop = {id(c) for c in drop}
         self.statements = statements
+        self.moved = {id(s) for s in moved}  # statements now computed by the model
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return self.replace.get(id(original), updated)
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if (len(original.body) == 1 and isinstance(original.body[0], cst.Expr)
-                and id(original.body[0].value) in self.drop):
+                and id(original.body[0].value) in self.drop) or id(original) in self.moved:
             return cst.RemovalSentinel.REMOVE
         return self.statements.get(id(original), updated)
 
@@ -146,6 +158,11 @@ def emit(program: Program, reader: Reader) -> str:
         for name, expr in program.lifted.get(id(stmt), []):
             assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expr)])
             forward.append(assign.visit(rename))
+
+    # evaluation tensors the session block built: computed after the forward pass
+    for stmt in program.late_forward:
+        lines = [line.with_changes(indent=False) if line.comment is None else line for line in stmt.leading_lines]
+        forward.append(stmt.with_changes(leading_lines=lines).visit(rename))
 
     # the steps: one per distinct fetch list
     steps: Dict[tuple, str] = {}
@@ -234,7 +251,7 @@ def emit(program: Program, reader: Reader) -> str:
     # assemble
     body: List[cst.BaseStatement] = []
     placed_env = placed_model = False
-    session_t = _Session(call_replace, program.dropped_runs, program.feed_statements)
+    session_t = _Session(call_replace, program.dropped_runs, program.feed_statements, program.late_forward)
     for kind, stmt in program.items:
         if kind == "import":
             if not placed_env:
@@ -303,6 +320,16 @@ def _unwrap(stmt: cst.BaseStatement, session: cst.With, transformer: _Session) -
     return inner
 
 
+def _bare_training_op(stmt: cst.BaseStatement, name: str) -> cst.BaseStatement:
+    """``train_op = opt.apply_gradients(...)`` -> ``opt.apply_gradients(...)``: the step returns None
+    for the training op, so its TF 1 name would be an unused local (pyflakes F841)."""
+    assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and assign.targets[0].target.value == name and isinstance(assign.value, cst.Call)):
+        return stmt.with_changes(body=[cst.Expr(assign.value)])
+    return stmt
+
+
 def _imports(stmt: cst.SimpleStatementLine, program: Program) -> List[cst.BaseStatement]:
     # ``from tensorflow.python.framework import ops``: the model followed ``ops`` only in the
     # ``ops.reset_default_graph()`` statements it dropped, so the import goes too
@@ -314,6 +341,8 @@ def _imports(stmt: cst.SimpleStatementLine, program: Program) -> List[cst.BaseSt
     if len(kept) != len(stmt.body):
         kept[-1] = kept[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         stmt = stmt.with_changes(body=kept)
+    # TF 1's MNIST tutorial loader -> tfclip_compat.mnist (TF 2 does not ship it)
+    stmt = stmt.with_changes(body=[mnist_loader_import(small) or small for small in stmt.body])
     if program.prefix != "compat.v1.":
         return [stmt]
     body = []
@@ -426,6 +455,7 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
             for stmt in t.block:
                 if stmt is t.block[0]:
                     stmt = stmt.deep_replace(t.compute_call, replacement)
+                stmt = _bare_training_op(stmt, t.name)
                 block.append(stmt.visit(rename))
         else:
             step = f", global_step={t.global_step}" if t.global_step else ""

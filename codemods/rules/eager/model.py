@@ -46,6 +46,10 @@ _PURE_MODULES = frozenset({"numpy", "math"})
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                        "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "put", "itemset",
                        "__setitem__", "__delitem__", "__iadd__"})
+# Forward names that create variables or draw random numbers: a tensor built in the session block
+# (after the graph) must use none of them to move into the model's ``call``.
+_STATEFUL_PREFIXES = ("layers.", "nn.rnn_cell.", "initializers.")
+_STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dynamic_rnn", "nn.dropout"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
 _VARIABLE_MAKERS = frozenset({"get_variable"})
@@ -56,8 +60,12 @@ _SCHEDULES = frozenset({"train.exponential_decay"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 _RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
 _TF_VARIABLE = "`tf.Variable`"  # (in decline reasons)
-_MNIST_TUTORIAL = ("imports `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship: load the data with "
-                   "`tf.keras.datasets.mnist` (numpy arrays) first, then run fix again")
+_MNIST_TUTORIAL = ("imports `tensorflow.examples.tutorials.mnist` other than its `input_data` loader (which "
+                   "`tfclip_compat.mnist` replaces, same batches); TF 2 ships neither")
+_MNIST_PACKAGE = ["tensorflow", "examples", "tutorials", "mnist"]
+# What ``tfclip_compat.mnist`` exports of TF 1's ``input_data`` (``from ...input_data import <these>``).
+MNIST_LOADER_NAMES = frozenset({"read_data_sets", "DataSet", "Datasets", "dense_to_one_hot", "extract_images",
+                                "extract_labels", "maybe_download", "load_mnist", "DEFAULT_SOURCE_URL"})
 _DECLINED_NAMES = {
     "Variable": "`tf.Variable` in the forward pass would be created again on every eager call "
                 "(use `tf.get_variable`)",
@@ -167,6 +175,9 @@ class Program:
     collection_scopes: Dict[int, str] = field(default_factory=dict)  # among trainable_calls: scope filters
     # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
     feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
+    # evaluation tensors built in the session block (``accuracy = tf.reduce_mean(...)`` after the
+    # training loop): computed by the model's ``call`` after the forward pass, removed from the block
+    late_forward: List[cst.SimpleStatementLine] = field(default_factory=list)
 
 
 # -- syntax helpers ---------------------------------------------------------------------------
@@ -325,6 +336,37 @@ def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
     return found
 
 
+def mnist_loader_import(small: cst.BaseSmallStatement) -> Optional[cst.BaseSmallStatement]:
+    """TF 1's MNIST tutorial loader imported (``from tensorflow.examples.tutorials.mnist import
+    input_data [as n]``, ``import tensorflow.examples.tutorials.mnist.input_data as n``, ``from
+    ...mnist.input_data import read_data_sets``): the same import of ``tfclip_compat.mnist``, TF 1's
+    loader on TF 2 (the same files, batches and shuffles). None for any other statement; raises
+    ``Decline`` for another form or module of ``tensorflow.examples.tutorials.mnist``."""
+    if isinstance(small, cst.ImportFrom):
+        module = dotted(small.module) if small.module is not None and not small.relative else None
+        if not module or module[:4] != _MNIST_PACKAGE:
+            return None
+        if isinstance(small.names, cst.ImportStar):
+            raise Decline(small, _MNIST_TUTORIAL)
+        names = [a.name.value if isinstance(a.name, cst.Name) else "" for a in small.names]
+        if module == _MNIST_PACKAGE and names == ["input_data"]:
+            return small.with_changes(module=cst.Name("tfclip_compat"), names=[
+                small.names[0].with_changes(name=cst.Name("mnist"), asname=small.names[0].asname or cst.AsName(
+                    name=cst.Name("input_data")), comma=cst.MaybeSentinel.DEFAULT)])
+        if module == _MNIST_PACKAGE + ["input_data"] and all(n in MNIST_LOADER_NAMES for n in names):
+            return small.with_changes(module=cst.parse_expression("tfclip_compat.mnist"))
+        raise Decline(small, _MNIST_TUTORIAL)
+    if isinstance(small, cst.Import):
+        hits = [a for a in small.names if (dotted(a.name) or [])[:4] == _MNIST_PACKAGE]
+        if not hits:
+            return None
+        if (len(small.names) != 1 or dotted(hits[0].name) != _MNIST_PACKAGE + ["input_data"]
+                or hits[0].asname is None):
+            raise Decline(small, _MNIST_TUTORIAL)
+        return small.with_changes(names=[hits[0].with_changes(name=cst.parse_expression("tfclip_compat.mnist"))])
+    return None
+
+
 def _counter_variable(call: cst.Call) -> bool:
     """``tf.Variable(0, trainable=False[, name="..."])``: an integer counter (a global step made by
     hand), kept at module level; the rule follows it like ``get_or_create_global_step()``."""
@@ -431,6 +473,7 @@ class Reader:
         # ``ops.reset_default_graph()`` (the very function ``tf.compat.v1.reset_default_graph`` is) in a
         # module-level statement before the graph is built, and drops those statements and the import
         self.ops_aliases: Set[str] = set()
+        self.mnist_loader = False  # imports TF 1's MNIST tutorial loader (emitted as tfclip_compat.mnist)
         self.dropped_resets: Set[int] = set()  # ids of the Name nodes of the dropped ``ops.`` resets
         self.graph_started = False  # a module-level statement before the session has used TensorFlow
         self.factories: Dict[str, cst.FunctionDef] = {}
@@ -449,6 +492,8 @@ class Reader:
         self.optimizer_feeds: Dict[str, List[str]] = {}  # optimizer name -> placeholders among its arguments
         self.feed_candidates: Dict[int, str] = {}
         self.feed_statements: Dict[int, cst.BaseStatement] = {}
+        self.late_forward: List[cst.SimpleStatementLine] = []
+        self._session_depth = 0  # compound statements around the session statement being read
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.variable_names: Set[str] = set()
@@ -514,10 +559,20 @@ class Reader:
             if (arg.keyword is not None and arg.keyword.value.endswith("initializer") and isinstance(arg.value, cst.Call)
                     and self.path(arg.value.func) in tfnames.INITIALIZERS):
                 for inner in arg.value.args:
+                    if self.path(inner.value) in tfnames.DTYPES:
+                        continue  # dtype=tf.float32
                     if self.alias in names_of(inner.value).read or names_of(inner.value).read & self.graph_names():
                         raise Decline(arg, "an initializer argument computed from tensors")
                 initializer_paths.add(id(arg.value.func))
+        called = set()
+        for call in calls_of(node):
+            if self.path(call.func) in tfnames.RENAMED_INITIALIZERS:
+                called.add(id(call.func))
+                self.check_renamed_initializer(call)
         for at, path in self.tf_paths(node):
+            if path in tfnames.RENAMED_INITIALIZERS and id(at) not in called:
+                raise Decline(at, f"`tf.{path}` used other than called (the rule writes out the "
+                                  f"`{tfnames.RENAMED_INITIALIZERS[path]}` call it is)")
             if id(at) in initializer_paths:
                 continue
             if path == "" or path == "compat.v1":
@@ -536,6 +591,22 @@ class Reader:
             if path not in allowed:
                 raise Decline(at, f"`tf.{path}` in the {where} is outside the names this rule knows "
                                   "to compute the same eagerly")
+
+    def check_renamed_initializer(self, call: cst.Call) -> None:
+        """``xavier_initializer([uniform=True][, seed=...][, dtype=...])``: only the uniform form is
+        ``glorot_uniform_initializer``; its arguments are constants."""
+        for i, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else ("uniform", "seed", "dtype")[min(i, 2)]
+            if arg.star or (arg.keyword is None and i > 2):
+                raise Decline(call, "an initializer with `*args`/`**kwargs`")
+            if key == "uniform" and not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+                raise Decline(call, f"`tf.{self.path(call.func)}` with `uniform=` other than `True` (contrib's "
+                                    "truncated normal has no same-distribution TF 2 initializer here)")
+            if key not in ("uniform", "seed", "dtype"):
+                raise Decline(call, f"`tf.{self.path(call.func)}` with the argument `{key}=`")
+            if (self.alias in names_of(arg.value).read or names_of(arg.value).read & self.graph_names()) and not (
+                    key == "dtype" and self.path(arg.value) in tfnames.DTYPES):
+                raise Decline(call, "an initializer argument computed from tensors")
 
     # the walk
 
@@ -590,6 +661,7 @@ class Reader:
             global_steps=self.global_steps, session=self.session, session_name=self.session_name,
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
             feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
+            late_forward=self.late_forward,
             trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
             collection_scopes=self.collection_scopes,
         )
@@ -658,10 +730,17 @@ class Reader:
 
     def imports(self, stmt: cst.SimpleStatementLine) -> None:
         for small in stmt.body:
+            loader = mnist_loader_import(small)
+            if loader is not None:
+                # TF 1's MNIST loader: ``tfclip_compat.mnist`` in the emitted program; the names
+                # it binds are data (NumPy arrays and Python objects), not graph
+                for alias in loader.names:  # type: ignore[attr-defined]
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    self.imported[bound.value if isinstance(bound, cst.Name) else "tfclip_compat"] = "tfclip_compat.mnist"
+                self.mnist_loader = True
+                continue
             if isinstance(small, cst.ImportFrom):
                 module = dotted(small.module) if small.module is not None else None
-                if module and module[:4] == ["tensorflow", "examples", "tutorials", "mnist"]:
-                    raise Decline(stmt, _MNIST_TUTORIAL)
                 if (module == ["tensorflow", "python", "framework"] and not isinstance(small.names, cst.ImportStar)
                         and all(isinstance(a.name, cst.Name) and a.name.value == "ops"
                                 and (a.asname is None or isinstance(a.asname.name, cst.Name)) for a in small.names)):
@@ -687,8 +766,6 @@ class Reader:
                     if isinstance(bound, cst.Name):
                         self.imported[bound.value] = ".".join(parts)
                     continue
-                if parts[:4] == ["tensorflow", "examples", "tutorials", "mnist"]:
-                    raise Decline(stmt, _MNIST_TUTORIAL)
                 asname = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else None
                 if parts == ["tensorflow"]:
                     prefix = ""
@@ -1741,7 +1818,7 @@ class Reader:
         if self.session_object:  # no block in the source: say where the reading starts
             name = self.session_name or "the session"
             return (f"ops created after `{name}` is first used (from its first use on, a session object's "
-                    "statements are read as the session block)")
+                    "statements are read as the session block)" + detail)
         return "ops created inside the session block" + detail
 
     def _session_item(self, stmt: cst.With) -> Optional[str]:
@@ -1886,6 +1963,7 @@ class Reader:
                 header = [item for item in stmt.items]
             for part in header:
                 self.plain_with_runs(part, stmt)
+            self._session_depth += 1
             self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
             orelse = getattr(stmt, "orelse", None)
             while orelse is not None:
@@ -1893,6 +1971,7 @@ class Reader:
                     self.plain_with_runs(orelse.test, orelse)
                 self.block(orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else [])
                 orelse = getattr(orelse, "orelse", None)
+            self._session_depth -= 1
             return
         if isinstance(stmt, (cst.Try, cst.FunctionDef, cst.ClassDef)) and sess in names_of(stmt).read:
             raise Decline(stmt, "the session is used inside a try/def/class in the session block")
@@ -1953,10 +2032,41 @@ class Reader:
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("eval", "partial_run"):
                 raise Decline(call, f"`.{call.func.attr.value}(...)` in the session block")
         if self.alias in names:
-            raise Decline(stmt, self._ops_in_block(""))
+            if not runs and node is stmt and self.late_forward_statement(stmt):
+                return
+            raise Decline(stmt, self._ops_in_block(" (only a tensor assigned once, outside loops and branches, from "
+                                                   "the forward pass, creating no variables and drawing no random "
+                                                   "numbers, moves into the model)"))
         hit = names & (self.graph_names() | self.global_steps)
         if hit:
             raise Decline(stmt, f"`{sorted(hit)[0]}` (a graph tensor) is used outside a `run` call")
+
+    def late_forward_statement(self, stmt: cst.CSTNode) -> bool:
+        """``accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), ...), tf.float32))`` in the
+        session block, outside its loops and branches (TF 1 built it once, after the graph): a
+        tensor of the forward pass built late. Its ops create no variable and draw no random
+        numbers, so the model's ``call`` computes it after the forward pass; runs fetch it like
+        any forward tensor. False when the statement is not such an assignment."""
+        assign = _single_assign(stmt)
+        if (self._session_depth or not isinstance(stmt, cst.SimpleStatementLine) or assign is None
+                or not isinstance(assign[0], cst.Name)):
+            return False
+        name = assign[0].value
+        if self.bind_counts.get(name, 0) != 1 or name in self.global_names or name in self.feed_dicts:
+            return False
+        paths = [path for _, path in self.tf_paths(stmt)]
+        if not paths or any(p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES) or p in _STATEFUL_NAMES
+                            for p in paths):
+            return False
+        read = names_of(stmt).read - comprehension_targets(stmt)
+        model = self.forward_names | {p.name for p in self.placeholders} | self.constants | {self.alias} | _BUILTINS
+        if not read <= model or read & self.training_names():
+            return False
+        self.check_forward(stmt, tfnames.FORWARD, "forward pass")
+        self.check_known(stmt, read, "the forward pass")
+        self.forward_names.add(name)
+        self.late_forward.append(stmt)
+        return True
 
     def run_site(self, call: cst.Call) -> None:
         fetch = _arg(call, 0, "fetches")

@@ -281,6 +281,16 @@ def main() -> int:
     from _aligned_dropout import align_dropout_masks  # tests/ is on sys.path
 
     align_dropout_masks()  # the same tf.nn.dropout masks on both sides (see that module)
+    # scripts run in a fresh directory holding MNIST-format files in MNIST_data/ (the same files
+    # on both sides: what TF 1's tutorial loader and tfclip_compat.mnist read)
+    import shutil
+    import tempfile
+
+    from reference.mnist_input_data import write_fake_mnist
+
+    work = tempfile.mkdtemp(prefix=f"tfclip-fuzz-{side}-")
+    write_fake_mnist(os.path.join(work, "MNIST_data"))
+    os.chdir(work)
     protocol.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         if not line.strip():
@@ -294,6 +304,7 @@ def main() -> int:
         except BaseException as exc:  # noqa: BLE001 - keep serving
             answer = {"ok": False, "error": f"harness: {type(exc).__name__}: {exc}"}
         protocol.write(json.dumps(answer) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -63,6 +63,8 @@ class _Gen:
         self.alt7 = random.Random(f"{seed}:{index}:round7")  # session objects (round 7)
         self.alt8 = random.Random(f"{seed}:{index}:round8")  # images, convolutions, tf.nn.dropout forms (round 8)
         self.alt9 = random.Random(f"{seed}:{index}:round9")  # helpers that change module-level objects (round 9)
+        self.alt9m = random.Random(f"{seed}:{index}:round9-mnist")  # TF 1's MNIST loader (round 9)
+        self.alt9x = random.Random(f"{seed}:{index}:round9-xavier")  # contrib's xavier initializer (round 9)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -90,6 +92,11 @@ def _block(g: _Gen, h: str, dim: int, k: int, indent: str) -> (List[str], int):
     elif kind == "get_variable":
         init = g.r.choice(["", ", initializer=tf.glorot_uniform_initializer()",
                            ", initializer=tf.truncated_normal_initializer(stddev=0.2)"])
+        if g.alt9x.random() < 0.25:  # (round 9) contrib's xavier initializer (hunkim's labs)
+            g.tags.add("init:xavier")
+            init = g.alt9x.choice([", initializer=tf.contrib.layers.xavier_initializer()",
+                                   f", initializer=tf.contrib.layers.xavier_initializer(seed={g.seed()})",
+                                   ", initializer=tf.contrib.layers.xavier_initializer(uniform=True)"])
         out += [f"w{k} = tf.get_variable(\"w{k}\", [{dim}, {units}]{init})",
                 f"b{k} = tf.get_variable(\"b{k}\", [{units}], initializer=tf.zeros_initializer())",
                 f"h = {act}(tf.matmul({h}, w{k}) + b{k})"]
@@ -261,7 +268,20 @@ def _classifier(g: _Gen) -> List[str]:
     if image and not g.keep_prob and g.alt8.random() < 0.6:
         g.keep_prob = True  # the CNN tutorials' dropout between the dense layers
     lines = [f"rng = np.random.RandomState({g.r.randrange(100)})"]
-    if seq:
+    # (round 9) TF 1's MNIST tutorial loader feeds the classifier (the harness's workers run in a
+    # directory with MNIST-format files in MNIST_data/)
+    mnist = not seq and not image and task == "classify" and g.alt9m.random() < 0.5
+    if mnist:
+        g.tags.add("inputs:mnist_loader")
+        classes = 10
+        lines = ["from tensorflow.examples.tutorials.mnist import input_data", "",
+                 "mnist = input_data.read_data_sets(\"MNIST_data/\", one_hot=True)",
+                 "x_test, y_test = mnist.test.images[:8], mnist.test.labels[:8]", "",
+                 "x = tf.placeholder(tf.float32, [None, 784], name=\"x\")",
+                 "y = tf.placeholder(tf.float32, [None, 10], name=\"y\")"]
+    if mnist:
+        dim = 784
+    elif seq:
         vocab, length = g.r.choice([6, 10]), g.r.choice([3, 4])
         lines += [f"x_train = rng.randint(0, {vocab}, size=(32, {length})).astype(np.int32)",
                   f"x_test = rng.randint(0, {vocab}, size=(8, {length})).astype(np.int32)",
@@ -367,6 +387,8 @@ def _classifier(g: _Gen) -> List[str]:
     lines += ["", ""]
     # the session loop
     train_feed = ["x: x_train[start:start + %d]" % batch, "y: y_train[start:start + %d]" % batch]
+    if mnist:
+        train_feed = ["x: batch_x", "y: batch_y"]
     eval_feed = ["x: x_test", "y: y_test"]
     if g.training:
         train_feed.append("is_training: True")
@@ -387,7 +409,7 @@ def _classifier(g: _Gen) -> List[str]:
     else:
         loop += ["with tf.Session() as sess:", "    " + init]
     loop += [f"for step in range({steps}):",
-             f"    start = (step * {batch}) % 32",
+             f"    batch_x, batch_y = mnist.train.next_batch({batch})" if mnist else f"    start = (step * {batch}) % 32",
              "    feed = {" + ", ".join(train_feed) + "}",
              f"    {', '.join(outs)} = sess.run([{', '.join(fetch)}], feed_dict=feed)",
              "    print(\"step\", step, \"loss\", repr(float(train_loss))"
@@ -433,6 +455,19 @@ def _classifier(g: _Gen) -> List[str]:
         else:
             g.tags.add("session:never_closed")
         return lines + loop
+    if g.alt9.random() < 0.3:
+        # (round 9) an evaluation tensor built in the session block after training (the
+        # tutorials' "Test model" lines), fetched once with the test feeds
+        g.tags.add("session:metric_built_after_training")
+        if seq:
+            metric = "tf.reduce_mean(tf.cast(tf.equal(tf.cast(tf.argmax(logits, 1), tf.int32), y), tf.float32))"
+        elif has_acc:
+            loop.append("correct_prediction = tf.equal(tf.argmax(logits, 1), tf.argmax(y, 1))")
+            metric = "tf.reduce_mean(tf.cast(correct_prediction, tf.float32))"
+        else:
+            metric = "tf.reduce_mean(tf.abs(logits - y))"
+        loop += [f"final_metric = {metric}",
+                 "print(\"final\", repr(float(sess.run(final_metric, feed_dict={" + ", ".join(eval_feed) + "}))))"]
     return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
 
 

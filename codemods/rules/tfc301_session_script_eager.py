@@ -72,7 +72,12 @@ class SessionScriptEager(TfcCodemod):
     `tf.compat.v1.glorot_uniform_initializer()`: the same draw, bit for bit. An evaluation tensor
     built in the session block after training (`accuracy = tf.reduce_mean(...)`, assigned once,
     outside loops and branches, from the forward pass, with no variables or random ops) is
-    computed by the model after the forward pass, and runs fetch it as any forward tensor. Two Adam optimizers must first train in the order they were built
+    computed by the model after the forward pass, and runs fetch it as any forward tensor; so is
+    a fetch that builds stateless ops of forward tensors (`sess.run(tf.argmax(logits, 1), ...)`),
+    and one of no graph tensor at all (`tf.argmax(labels[r:r + 1], 1)`) is computed eagerly in
+    its place. An evaluation run may leave placeholders unfed (`sess.run(prediction, {x: ...})`):
+    the model gets None for them and skips the plain assignments of stateless ops that need them
+    (`if y is not None:`), which is what TF 1's pruned graph did. Two Adam optimizers must first train in the order they were built
     (their `beta1_power` variables are named in that order in both worlds).
 
     Declined, with the cause named and the file left to the per-site rules: Estimator
@@ -86,8 +91,9 @@ class SessionScriptEager(TfcCodemod):
     sampling), batch normalization whose training ops are not all under
     UPDATE_OPS or that a run without a training op may put in training mode (TF 1 would not update its
     statistics there; the eager model would: measured), Keras layers, classes that build optimizers or training ops, derive from another class or are
-    used outside the forward pass, a run that does not feed a placeholder
-    the model reads (the eager model computes every output), other learning-rate schedules,
+    used outside the forward pass, a training run that leaves a placeholder unfed, an evaluation
+    run that leaves one unfed when a fetched tensor, or a layer, variable, random op, helper or
+    compound statement, needs it, other learning-rate schedules,
     `from tensorflow import ...` (other than the MNIST loader above), the tutorial's other
     modules (`tensorflow.examples.tutorials.mnist.mnist`), `xavier_initializer(uniform=False)`
     (contrib's truncated normal, which no TF 2 initializer draws), a `reset_default_graph()` after TensorFlow was

@@ -455,7 +455,7 @@ def _classifier(g: _Gen) -> List[str]:
         else:
             g.tags.add("session:never_closed")
         return lines + loop
-    if g.alt9.random() < 0.3:
+    if g.alt9.random() < 0.3 and g.outside is None:
         # (round 9) an evaluation tensor built in the session block after training (the
         # tutorials' "Test model" lines), fetched once with the test feeds
         g.tags.add("session:metric_built_after_training")

@@ -144,6 +144,7 @@ def emit(program: Program, reader: Reader) -> str:
     forward: List[cst.BaseStatement] = []
     first = True
     for kind, stmt in program.items:
+        original = stmt
         if kind == "forward":
             if first:  # no blank line at the top of the block
                 lines = list(stmt.leading_lines)
@@ -154,15 +155,15 @@ def emit(program: Program, reader: Reader) -> str:
             # blank lines stay blank inside the model's `call` (not indented whitespace)
             stmt = stmt.with_changes(leading_lines=[line.with_changes(indent=False) if line.comment is None else line
                                                     for line in stmt.leading_lines])
-            forward.append(stmt.visit(rename))
-        for name, expr in program.lifted.get(id(stmt), []):
+            forward.append(_guard(stmt.visit(rename), program.guarded.get(id(original))))
+        for name, expr in program.lifted.get(id(original), []):
             assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expr)])
-            forward.append(assign.visit(rename))
+            forward.append(_guard(assign.visit(rename), program.guarded.get(id(expr))))
 
     # evaluation tensors the session block built: computed after the forward pass
     for stmt in program.late_forward:
         lines = [line.with_changes(indent=False) if line.comment is None else line for line in stmt.leading_lines]
-        forward.append(stmt.with_changes(leading_lines=lines).visit(rename))
+        forward.append(_guard(stmt.with_changes(leading_lines=lines).visit(rename), program.guarded.get(id(stmt))))
 
     # the steps: one per distinct fetch list
     steps: Dict[tuple, str] = {}
@@ -171,6 +172,12 @@ def emit(program: Program, reader: Reader) -> str:
     call_replace: Dict[int, cst.BaseExpression] = {}
     uses_fetched = False
     fetched = fresh("fetched")
+    for key, fetch in program.eager_fetches.items():
+        # ``sess.run(tf.argmax(labels, 1))`` of no graph tensor: the same ops, eagerly
+        value = fetch.visit(rename)
+        if not isinstance(value, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        call_replace[key] = cst.Call(func=cst.Attribute(value, cst.Name("numpy")))
     for run in program.runs:
         if run.only_global_steps:  # the variable itself, read (``sess.run`` returns a numpy scalar)
             reads = [f"{n}.numpy()" for n in run.names]
@@ -182,7 +189,7 @@ def emit(program: Program, reader: Reader) -> str:
                 text = f"[{', '.join(reads)}]" if run.container == "list" else f"({', '.join(reads)},)"
             call_replace[id(run.call)] = cst.parse_expression(text)
             continue
-        key = (tuple(run.names), tuple(run.optimizer_feeds))
+        key = (tuple(run.names), tuple(run.optimizer_feeds), tuple(run.unfed))
         if key not in steps:
             trains = [n for n in run.names if n in program.train_ops]
             steps[key] = fresh("train_step" if trains else "evaluate")
@@ -202,7 +209,8 @@ def emit(program: Program, reader: Reader) -> str:
                 text = f"dict(zip([{keys}], {fetched}({call})))"
         call_replace[id(run.call)] = cst.parse_expression(text)
 
-    returns = ", ".join(f'"{n}": {n}' for n in needed)
+    returns = ", ".join(f'"{n}": {_when_fed(n, program.name_needs[n])}' if n in program.name_needs else f'"{n}": {n}'
+                        for n in needed)
     signature = ", ".join(["self"] + [p.name for p in program.placeholders if not p.optimizer_only])
     class_src = (
         f"class {model_cls}({alias}.keras.layers.Layer):\n"
@@ -382,9 +390,23 @@ class _FillPass(cst.CSTTransformer):
         return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
 
 
+def _guard(stmt: cst.BaseStatement, needs) -> cst.BaseStatement:
+    """``stmt`` under ``if y is not None:`` when it needs placeholders a run leaves unfed (None)."""
+    if not needs:
+        return stmt
+    test = " and ".join(f"{n} is not None" for n in needs)
+    inner = stmt.with_changes(leading_lines=[])
+    return cst.If(test=cst.parse_expression(test), body=cst.IndentedBlock([inner]), leading_lines=stmt.leading_lines)
+
+
+def _when_fed(name: str, needs) -> str:
+    """A model output that needs placeholders some run leaves unfed: None in that run."""
+    return f"{name} if {' and '.join(f'{n} is not None' for n in needs)} else None"
+
+
 def _step_placeholders(program: Program, run: RunSite) -> list:
-    """What a step takes: the model's placeholders, then the optimizer-only ones this run feeds."""
-    return ([p for p in program.placeholders if not p.optimizer_only]
+    """What a step takes: the model's placeholders this run feeds, then the optimizer-only ones it feeds."""
+    return ([p for p in program.placeholders if not p.optimizer_only and p.name not in run.unfed]
             + [p for p in program.placeholders if p.optimizer_only and p.name in run.optimizer_feeds])
 
 
@@ -397,7 +419,7 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
         f"{alias}.TensorSpec({reader_code(p.shape) if p.shape is not None else 'None'}, {alias}.{p.dtype})"
         for p in params)
     decorator = f"@{alias}.function(input_signature=[{specs}])" if params else f"@{alias}.function"
-    args = ", ".join(p.name for p in program.placeholders if not p.optimizer_only)
+    args = ", ".join("None" if p.name in run.unfed else p.name for p in program.placeholders if not p.optimizer_only)
     step_args = ", ".join(p.param if p.optimizer_only else p.name for p in params)
     trains = [program.train_ops[n] for n in run.names if n in program.train_ops]
     # train ops in program order (the order their statements were built)

@@ -146,6 +146,7 @@ class RunSite:
     keys: List[cst.BaseExpression] = field(default_factory=list)  # a dict fetch's keys, in order
     optimizer_feeds: List[str] = field(default_factory=list)  # optimizer-only placeholders it feeds
     only_global_steps: bool = False  # ``sess.run(global_step)`` without feeds: read the variable
+    unfed: List[str] = field(default_factory=list)  # placeholders this (evaluation) run leaves unfed
 
 
 @dataclass
@@ -178,6 +179,12 @@ class Program:
     # evaluation tensors built in the session block (``accuracy = tf.reduce_mean(...)`` after the
     # training loop): computed by the model's ``call`` after the forward pass, removed from the block
     late_forward: List[cst.SimpleStatementLine] = field(default_factory=list)
+    # statements (id; lifted losses: id of the expression) that need placeholders some run leaves
+    # unfed -> those placeholders (the model skips the statement when one is None); and the forward
+    # names bound by such statements -> the placeholders they need
+    guarded: Dict[int, List[str]] = field(default_factory=dict)
+    eager_fetches: Dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(run) -> fetch of no graph tensor
+    name_needs: Dict[str, List[str]] = field(default_factory=dict)
 
 
 # -- syntax helpers ---------------------------------------------------------------------------
@@ -493,6 +500,9 @@ class Reader:
         self.feed_candidates: Dict[int, str] = {}
         self.feed_statements: Dict[int, cst.BaseStatement] = {}
         self.late_forward: List[cst.SimpleStatementLine] = []
+        self.guarded: Dict[int, List[str]] = {}
+        self.eager_fetches: Dict[int, cst.BaseExpression] = {}  # id(run call) -> its fetch, computed eagerly
+        self.name_needs: Dict[str, List[str]] = {}
         self._session_depth = 0  # compound statements around the session statement being read
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
@@ -643,6 +653,7 @@ class Reader:
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
         self.check_non_slot_order()
+        self.check_unfed()
         self.check_batch_norm()
         for kind, stmt in self.items:
             if kind != "forward" and self.nested_helpers:
@@ -661,7 +672,7 @@ class Reader:
             global_steps=self.global_steps, session=self.session, session_name=self.session_name,
             runs=self.runs, dropped_runs=self.dropped_runs, taken=self.taken,
             feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
-            late_forward=self.late_forward,
+            late_forward=self.late_forward, guarded=self.guarded, eager_fetches=self.eager_fetches, name_needs=self.name_needs,
             trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
             collection_scopes=self.collection_scopes,
         )
@@ -2041,6 +2052,39 @@ class Reader:
         if hit:
             raise Decline(stmt, f"`{sorted(hit)[0]}` (a graph tensor) is used outside a `run` call")
 
+    def _stateless(self, node: cst.CSTNode) -> bool:
+        paths = [p for _, p in self.tf_paths(node)]
+        return bool(paths) and not any(p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES)
+                                       or p in _STATEFUL_NAMES for p in paths)
+
+    def inline_fetch(self, call: cst.Call, fetch: cst.BaseExpression, feed: Optional[cst.BaseExpression]) -> Optional[str]:
+        """A fetch that builds its ops in the ``run`` (``sess.run(tf.argmax(logits, 1), {x: ...})``):
+        stateless ops only. Of forward tensors and placeholders: a new forward tensor the model
+        computes (its name returned). Of no graph tensor at all (``tf.argmax(labels[r:r + 1], 1)``,
+        not fed): computed eagerly in its place (None returned). Otherwise declined."""
+        why = self._ops_in_block(" (a fetch builds new ops other than stateless ones of the forward pass)")
+        if isinstance(fetch, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.GeneratorExp, cst.DictComp,
+                              cst.SetComp, cst.Lambda, cst.IfExp)) or not self._stateless(fetch):
+            raise Decline(call, why)
+        read = names_of(fetch).read - comprehension_targets(fetch)
+        graph = (self.forward_names | {p.name for p in self.placeholders} | self.graph_names() | self.global_steps
+                 | set(self.helpers) | set(self.nested_helpers))
+        if not read & graph:
+            if feed is not None or read & {self.session_name} or read & set(self.feed_dicts):
+                raise Decline(call, why)
+            self.check_forward(fetch, tfnames.FORWARD, "fetch")
+            self.eager_fetches[id(call)] = fetch
+            return None
+        model = self.forward_names | {p.name for p in self.placeholders} | self.constants | {self.alias} | _BUILTINS
+        if not read <= model or read & self.training_names():
+            raise Decline(call, why)
+        self.check_forward(fetch, tfnames.FORWARD, "fetch")
+        self.check_known(fetch, read, "a fetch")
+        name = self.fresh("fetch")
+        self.forward_names.add(name)
+        self.late_forward.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], fetch)]))
+        return name
+
     def late_forward_statement(self, stmt: cst.CSTNode) -> bool:
         """``accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), ...), tf.float32))`` in the
         session block, outside its loops and branches (TF 1 built it once, after the graph): a
@@ -2101,7 +2145,10 @@ class Reader:
         elif isinstance(fetch, cst.SimpleString):
             raise Decline(call, "a tensor fetched by name")
         elif self.alias in names_of(fetch).read:
-            raise Decline(call, self._ops_in_block(" (a fetch builds new ops)"))
+            inline = self.inline_fetch(call, fetch, feed)
+            if inline is None:
+                return  # computed eagerly where it is (no graph tensor in it)
+            names, container = [inline], None
         else:
             raise Decline(call, "fetches that are not a name, a list/tuple of names or a dict of string keys to names")
         trains = [n for n in names if n in self.train_ops]
@@ -2145,10 +2192,66 @@ class Reader:
                 feeds[p.name] = p.default  # what TF 1 computes for a placeholder_with_default not fed
         needed = {n for t in trains for n in self.optimizer_feeds.get(self.train_ops[t].optimizer, [])}
         missing = [p.name for p in self.placeholders if p.name not in feeds and (not p.optimizer_only or p.name in needed)]
-        if missing:
+        if missing and (trains or any(p.optimizer_only for p in self.placeholders if p.name in missing)):
             raise Decline(call, f"placeholder `{missing[0]}` is not fed by this `run`")
         fed_optimizer = [p.name for p in self.placeholders if p.optimizer_only and p.name in feeds]
-        self.runs.append(RunSite(call, names, container, feeds, keys, optimizer_feeds=fed_optimizer))
+        # a run that feeds only some placeholders (``sess.run(prediction, {x: ...})``): the model
+        # skips what needs the others (checked for the whole program in ``check_unfed``)
+        self.runs.append(RunSite(call, names, container, feeds, keys, optimizer_feeds=fed_optimizer, unfed=missing))
+
+    def check_unfed(self) -> None:
+        """Runs that leave placeholders unfed: the model's ``call`` gets None for them and skips the
+        statements that need them (``if y is not None:``), so such a run computes what TF 1's pruned
+        graph computed. Every statement that needs an unfed placeholder must be a plain assignment
+        of stateless ops (no variables, layers, random ops or helpers: skipping it must change no
+        variable and no random stream), and no run may fetch a tensor that needs what it leaves
+        unfed."""
+        optional = {n for run in self.runs for n in run.unfed}
+        if not optional:
+            return
+        needs: Dict[str, Set[str]] = {}
+        units: List[Tuple[int, cst.CSTNode, Set[str], Set[str]]] = []  # (id, node, reads, binds)
+        for kind, stmt in self.items:
+            if kind == "forward":
+                names = names_of(stmt)
+                units.append((id(stmt), stmt, names.read - comprehension_targets(stmt), names.bound))
+            for name, expr in self.lifted.get(id(stmt), []):
+                units.append((id(expr), expr, names_of(expr).read, {name}))
+        for stmt in self.late_forward:
+            names = names_of(stmt)
+            units.append((id(stmt), stmt, names.read - comprehension_targets(stmt), names.bound))
+        for key, node, reads, binds in units:
+            req = set(reads & optional)
+            for name in reads:
+                req |= needs.get(name, set())
+            if not req:
+                for name in binds:
+                    needs.pop(name, None)
+                continue
+            where = sorted(req)[0]
+            assign = _single_assign(node) if isinstance(node, cst.BaseStatement) else None
+            if isinstance(node, cst.BaseStatement) and (assign is None or not all(
+                    isinstance(t, cst.Name) for t in ([e.value for e in assign[0].elements]
+                                                      if isinstance(assign[0], (cst.Tuple, cst.List)) else [assign[0]]))):
+                raise Decline(node, f"a run leaves `{where}` unfed, and a statement of the forward pass that is not "
+                                    "one assignment needs it (only plain assignments of stateless ops are skipped)")
+            stateful = [p for _, p in self.tf_paths(node)
+                        if p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES) or p in _STATEFUL_NAMES]
+            helpers = reads & (set(self.helpers) | set(self.nested_helpers))
+            if stateful or helpers:
+                what = f"`tf.{stateful[0]}`" if stateful else f"the helper `{sorted(helpers)[0]}`"
+                raise Decline(node, f"a run leaves `{where}` unfed, and {what} needs it (only stateless ops are "
+                                    "skipped: a layer, variable or random op must run as in TF 1)")
+            self.guarded[key] = sorted(req)
+            for name in binds:
+                needs[name] = req
+        for run in self.runs:
+            for name in run.names:
+                lacking = needs.get(name, set()) & set(run.unfed)
+                if lacking:
+                    raise Decline(run.call, f"placeholder `{sorted(lacking)[0]}` is not fed by this `run`, "
+                                            f"and the fetched `{name}` needs it")
+        self.name_needs = {name: sorted(req) for name, req in needs.items()}
 
 
 class _Substitute(cst.CSTTransformer):

@@ -39,8 +39,10 @@ def creator(next_creator, **kwargs):
         value = tf.convert_to_tensor(iv() if callable(iv) else iv)
         if value.dtype.is_floating:
             name = kwargs.get("name")
-            if name is None:  # an unnamed TF 1 `tf.Variable`: the name the graph is about to give it
-                name = tf.compat.v1.get_default_graph().unique_name("Variable", mark_as_used=False)
+            if not tf.executing_eagerly() and kwargs.get("use_resource") is None:
+                # a TF 1 `tf.Variable` (get_variable passes use_resource and its full name): the
+                # name the graph is about to give it, under the current name scope
+                name = tf.compat.v1.get_default_graph().unique_name(name or "Variable", mark_as_used=False)
             kwargs["initial_value"] = initial_value(name.split(":")[0], value)
     return next_creator(**kwargs)
 

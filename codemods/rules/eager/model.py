@@ -829,7 +829,7 @@ class Reader:
             self.factory(stmt)
             self.items.append(("drop", stmt))
             return
-        self.check_forward(stmt, tfnames.FORWARD, f"helper `{stmt.name.value}`")
+        self.check_forward(stmt, tfnames.FORWARD, f"helper `{stmt.name.value}`", self.helper_variables(stmt))
         names = names_of(stmt)
         free = names.read - names.bound
         hit = free & self.graph_names()
@@ -855,6 +855,35 @@ class Reader:
         self.check_known(stmt, free, f"helper `{name}`")
         self.helpers[name] = stmt
         self.items.append(("keep", stmt))
+
+    def helper_variables(self, stmt: cst.FunctionDef) -> List[cst.CSTNode]:
+        """``w = tf.Variable(tf.truncated_normal([4, 3], ...), name="w")`` in a helper the module calls
+        exactly once, at module level (``logits = build_model(x)``, through ``variable_scope``
+        blocks only): it runs once, as at module level, so it becomes ``get_variable`` with the TF 1
+        name its scopes (the call site's, then the helper's) give it. The calls rewritten (the
+        others keep their decline, with its cause)."""
+        name = stmt.name.value
+        refs = [n for n in _nodes_of(self.module, cst.Name) if n.value == name]
+        if len(refs) != 2 or not isinstance(stmt.body, cst.IndentedBlock):
+            return []
+        site: Optional[List[cst.With]] = None
+        for top in self.module.body:
+            for line, scopes in _lines_under_withs(top):
+                if any(isinstance(c.func, cst.Name) and c.func.value == name for c in calls_of(line)):
+                    site = scopes
+        if site is None:
+            return []
+        rewritten: List[cst.CSTNode] = []
+        for inner in stmt.body.body:
+            for line, scopes in _lines_under_withs(inner):
+                for call in self._assigned_variables(line):
+                    if len(call.args) != 2:  # unnamed: its `Variable_N` name is not derived in helpers
+                        continue
+                    code = self.variable_as_get_variable(call, site + scopes)
+                    if code is not None:
+                        self.variable_rewrites[id(call)] = code
+                        rewritten.append(call)
+        return rewritten
 
     def model_class(self, stmt: cst.ClassDef) -> None:
         """A class whose methods build the graph (``class Model: def __init__(self, inputs): ...

@@ -49,7 +49,9 @@ class SessionScriptEager(TfcCodemod):
     `Variable`, `Variable_1`..., when every unnamed `tf.Variable` of the file is assigned once at
     module level and no name string mentions `variable`), with a float literal value
     (`tf.Variable(5.0)`, `tf.Variable([0.1, 0.2])`: a `constant_initializer` of it), and as the
-    values of a dict display (`weights = {"h1": tf.Variable(...), ...}`); a helper function that
+    values of a dict display (`weights = {"h1": tf.Variable(...), ...}`), and named in a helper
+    the module calls once at module level (`logits = build_model(x)`: it runs once, so its name
+    is the call site's scopes, then the helper's, then `name=`); a helper function that
     reads module-level tensors (a `keep_prob` placeholder, such a dict of weights) moves into the
     model's `call`, where it reads them as it read the globals, when nothing outside the forward
     pass uses it, and so does a class (bases: `object`) whose methods build the forward pass
@@ -85,7 +87,7 @@ class SessionScriptEager(TfcCodemod):
     tensors fetched by name, `partial_run`, other ops built inside the session block (for a
     session object: after its first use; in a loop, in a fetch, or making variables), a session object bound twice, used in a function, used after
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
-    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in helpers or loops, a helper that reads module-level tensors and is used outside
+    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in loops or in helpers called more than once (Deep MNIST's `weight_variable`), a helper that reads module-level tensors and is used outside
     the forward pass, forward code or helpers that change a module-level Python object
     (`weights.append(w)`: the eager step would change it at every trace), random ops other than dropout in the forward pass (noise,
     sampling), batch normalization whose training ops are not all under

@@ -51,7 +51,11 @@ class SessionScriptEager(TfcCodemod):
     (`tf.Variable(5.0)`, `tf.Variable([0.1, 0.2])`: a `constant_initializer` of it), and as the
     values of a dict display (`weights = {"h1": tf.Variable(...), ...}`), and named in a helper
     the module calls once at module level (`logits = build_model(x)`: it runs once, so its name
-    is the call site's scopes, then the helper's, then `name=`); a helper function that
+    is the call site's scopes, then the helper's, then `name=`), and made by a variable factory
+    (Deep MNIST's `def weight_variable(shape): initial = tf.truncated_normal(shape, stddev=0.1);
+    return tf.Variable(initial)`, also `tf.constant(0.1, shape=shape)` and a `name` parameter)
+    called only in straight-line module code: each call becomes the `get_variable` its
+    `tf.Variable` would be there, named as TF 1 counted it; a helper function that
     reads module-level tensors (a `keep_prob` placeholder, such a dict of weights) moves into the
     model's `call`, where it reads them as it read the globals, when nothing outside the forward
     pass uses it, and so does a class (bases: `object`) whose methods build the forward pass
@@ -87,7 +91,8 @@ class SessionScriptEager(TfcCodemod):
     tensors fetched by name, `partial_run`, other ops built inside the session block (for a
     session object: after its first use; in a loop, in a fetch, or making variables), a session object bound twice, used in a function, used after
     `close()` or opened with arguments, more than one session, an `InteractiveSession` (TF 1 runs
-    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in loops or in helpers called more than once (Deep MNIST's `weight_variable`), a helper that reads module-level tensors and is used outside
+    it with other graph options, which rounds some programs differently: measured), `tf.Variable` in loops or in helpers called other than once (a variable factory only in
+    straight-line module code), a helper that reads module-level tensors and is used outside
     the forward pass, forward code or helpers that change a module-level Python object
     (`weights.append(w)`: the eager step would change it at every trace), random ops other than dropout in the forward pass (noise,
     sampling), batch normalization whose training ops are not all under

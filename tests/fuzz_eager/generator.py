@@ -65,6 +65,7 @@ class _Gen:
         self.alt9 = random.Random(f"{seed}:{index}:round9")  # helpers that change module-level objects (round 9)
         self.alt9m = random.Random(f"{seed}:{index}:round9-mnist")  # TF 1's MNIST loader (round 9)
         self.alt9x = random.Random(f"{seed}:{index}:round9-xavier")  # contrib's xavier initializer (round 9)
+        self.alt9f = random.Random(f"{seed}:{index}:round9-factories")  # variable factories (round 9)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -509,7 +510,29 @@ def _plain(g: _Gen) -> List[str]:
                              f"tf.truncated_normal([{dim}, {hidden}], stddev=0.5)"])
     b1_init = g.alt8.choice([f"tf.zeros([{hidden}])", "[" + ", ".join(["0.05"] * hidden) + "]"])
 
+    # (round 9) Deep MNIST's variable factories (`weight_variable(shape)`), called at module level
+    factories = unnamed and g.alt9f.random() < 0.5
+    named_factories = factories and g.alt9f.random() < 0.3
+    if factories:
+        g.tags.add("plain:variable_factories" + (":named" if named_factories else ""))
+        w_init = g.alt9f.choice(["tf.truncated_normal(shape, stddev=0.5)", "tf.random_normal(shape, stddev=0.5)"])
+        if named_factories:
+            lines += ["def weight_variable(shape, name):", f"    return tf.Variable({w_init}, name=name)", "", "",
+                      "def bias_variable(shape, name):", "    return tf.Variable(tf.constant(0.1, shape=shape), name=name)",
+                      "", ""]
+        else:
+            lines += ["def weight_variable(shape):", f"    initial = {w_init}", "    return tf.Variable(initial)", "", "",
+                      "def bias_variable(shape):", "    initial = tf.constant(0.1, shape=shape)",
+                      "    return tf.Variable(initial)", "", ""]
+
     def body(suffix: str, inputs: str, indent: str) -> List[str]:
+        if factories:
+            def named(n: str) -> str:
+                return f", \"{n}{suffix}\"" if named_factories else ""
+            return [indent + f"w1{suffix} = weight_variable([{dim}, {hidden}]{named('w1')})",
+                    indent + f"b1{suffix} = bias_variable([{hidden}]{named('b1')})",
+                    indent + f"w2{suffix} = weight_variable([{hidden}, {classes}]{named('w2')})",
+                    indent + f"prediction{suffix} = tf.matmul({act}(tf.matmul({inputs}, w1{suffix}) + b1{suffix}), w2{suffix})"]
         if unnamed:
             return [indent + f"w1{suffix} = tf.Variable({w1_init})",
                     indent + f"b1{suffix} = tf.Variable({b1_init})",
@@ -672,7 +695,9 @@ def _outside(g: _Gen, kind: str, lines: List[str]) -> List[str]:
             out.append(line)
             if line.lstrip().startswith("feed = {"):
                 indent = line[: len(line) - len(line.lstrip())]
-                out.append(indent + "print(\"mean loss\", repr(float(sess.run(tf.reduce_mean(loss * 1.0), feed_dict=feed))))")
+                # (round 9: a random op; stateless ops of forward tensors built in a fetch are in the class)
+                out.append(indent + "print(\"noisy loss\", repr(float(sess.run(loss + tf.random_uniform([], seed=7), "
+                                    "feed_dict=feed))))")
         text = "\n".join(out)
     elif kind == "partial_run":
         # partial_run cannot run ops (TF 2.21 and TF 1 alike): the loss is fetched through it

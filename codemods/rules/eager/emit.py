@@ -427,8 +427,9 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
     trains.sort(key=lambda t: order[t.name])
     lines = [decorator, f"def {name}({step_args}):"]
     func = run.call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "eval":
-        doc = f"``{reader_code(func.value)}.eval()``"
+    if isinstance(func, cst.Attribute) and (func.attr.value == "eval" or (
+            func.attr.value == "run" and isinstance(func.value, cst.Name) and func.value.value in program.train_ops)):
+        doc = f"``{reader_code(func.value)}.{func.attr.value}()``"
     else:
         doc = f"``sess.run({reader_code(run.call.args[0].value)})``"
     lines.append(f'    """{doc} as one eager step."""')

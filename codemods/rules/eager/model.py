@@ -502,6 +502,12 @@ class Reader:
         self.late_forward: List[cst.SimpleStatementLine] = []
         self.guarded: Dict[int, List[str]] = {}
         self.eager_fetches: Dict[int, cst.BaseExpression] = {}  # id(run call) -> its fetch, computed eagerly
+        # variable factories (``def weight_variable(shape): return tf.Variable(tf.truncated_normal(shape,
+        # stddev=0.1))``): name -> {id(call site): (the tf.Variable call it makes there, its scopes)}
+        self.factories_v: Dict[str, Dict[int, Tuple[cst.Call, List[cst.With]]]] = {}
+        self.factory_defs: Dict[str, cst.FunctionDef] = {}
+        self.factory_inner: Set[int] = set()  # ids of the tf.Variable calls inside factory bodies
+        self.factory_names: List[str] = []  # literal `name=` values the call sites give
         self.name_needs: Dict[str, List[str]] = {}
         self._session_depth = 0  # compound statements around the session statement being read
         self.taken = names_of(module).read | names_of(module).bound
@@ -628,6 +634,7 @@ class Reader:
                 self.imports(stmt)
         if not self.alias:
             return
+        self.find_variable_factories()
         for at, path in self.tf_paths(self.module):
             if path in _PROGRAM_WIDE:
                 raise Decline(at, _DECLINED_NAMES[path])
@@ -824,12 +831,29 @@ class Reader:
     # graph construction
 
     def function(self, stmt: cst.FunctionDef) -> None:
+        if stmt.name.value in self.factories_v:
+            # a variable factory: every call site becomes its get_variable; the function goes
+            for site, (made, scopes) in self.factories_v[stmt.name.value].items():
+                code = self.variable_as_get_variable(made, scopes)
+                if code is None:
+                    raise Decline(stmt, f"the variable factory `{stmt.name.value}`: {self.variable_why[id(made.func)]}")
+                self.variable_rewrites[site] = code
+            self.helpers[stmt.name.value] = stmt
+            self.items.append(("drop", stmt))
+            return
         text = self.module.code_for_node(stmt)
         if ".minimize(" in text or "Optimizer" in text or "compute_gradients" in text or "apply_gradients" in text:
             self.factory(stmt)
             self.items.append(("drop", stmt))
             return
-        self.check_forward(stmt, tfnames.FORWARD, f"helper `{stmt.name.value}`", self.helper_variables(stmt))
+        rewritten = self.helper_variables(stmt)
+        for call in calls_of(stmt):
+            if self.path(call.func) == "Variable" and id(call.func) not in self.variable_why and call not in rewritten:
+                self.variable_why[id(call.func)] = (
+                    f"{_TF_VARIABLE} in the helper `{stmt.name.value}`, which is not called exactly once in straight-line "
+                    "module code, or not as `return tf.Variable(<value>)` of a variable factory called only there "
+                    "(each call makes a new variable, whose TF 1 name the rule then cannot derive)")
+        self.check_forward(stmt, tfnames.FORWARD, f"helper `{stmt.name.value}`", rewritten)
         names = names_of(stmt)
         free = names.read - names.bound
         hit = free & self.graph_names()
@@ -855,6 +879,88 @@ class Reader:
         self.check_known(stmt, free, f"helper `{name}`")
         self.helpers[name] = stmt
         self.items.append(("keep", stmt))
+
+    def find_variable_factories(self) -> None:
+        """Deep MNIST's ``weight_variable``: a module-level function whose body is (a docstring, an
+        ``initial = <value>`` line and) ``return tf.Variable(<value>[, name=<parameter or literal>])``,
+        called only at module level (straight-line code, through ``variable_scope`` blocks). Each
+        call makes one variable, once, in source order: it becomes the ``get_variable`` that
+        ``tf.Variable(<value with the call's arguments>)`` there would (the TF 1 name counted with
+        the module's other unnamed ``tf.Variable``s). Functions of any other shape stay helpers."""
+        calls_at: Dict[int, List[cst.With]] = {}
+        for top in self.module.body:
+            for line, scopes in _lines_under_withs(top):
+                for call in calls_of(line):
+                    calls_at[id(call)] = scopes
+        for stmt in self.module.body:
+            if not isinstance(stmt, cst.FunctionDef) or stmt.decorators or not isinstance(stmt.body, cst.IndentedBlock):
+                continue
+            made = self._factory_value(stmt)
+            if made is None:
+                continue
+            value, name_arg, inner = made
+            params = stmt.params
+            if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params \
+                    or params.posonly_params or any(p.default is not None for p in params.params):
+                continue
+            names = [p.name.value for p in params.params]
+            refs = [n for n in _nodes_of(self.module, cst.Name) if n.value == stmt.name.value and n is not stmt.name]
+            sites = [c for c in calls_of(self.module) if isinstance(c.func, cst.Name) and c.func.value == stmt.name.value]
+            if not sites or len(refs) != len(sites) or any(id(c) not in calls_at for c in sites):
+                continue
+            made_at: Dict[int, Tuple[cst.Call, List[cst.With]]] = {}
+            for site in sites:
+                if any(a.star for a in site.args) or len(site.args) != len(names):
+                    break
+                bound: Dict[str, cst.BaseExpression] = {}
+                for i, a in enumerate(site.args):
+                    key = a.keyword.value if a.keyword is not None else names[i]
+                    if key not in names or key in bound:
+                        break
+                    bound[key] = a.value
+                if set(bound) != set(names) or any(self.alias in names_of(v).read or names_of(v).read & self.graph_names()
+                                                   for v in bound.values()):
+                    break
+                args = [cst.Arg(value.visit(_Substitute(bound)))]
+                if name_arg is not None:
+                    given = name_arg.visit(_Substitute(bound))
+                    if not isinstance(given, cst.SimpleString):
+                        break
+                    self.factory_names.append(str(given.evaluated_value))
+                    args.append(cst.Arg(given, keyword=cst.Name("name")))
+                made_at[id(site)] = (cst.Call(func=inner.func, args=args), calls_at[id(site)])
+            else:
+                self.factories_v[stmt.name.value] = made_at
+                self.factory_defs[stmt.name.value] = stmt
+                self.factory_inner.add(id(inner))
+
+    def _factory_value(self, stmt: cst.FunctionDef) -> Optional[Tuple[cst.BaseExpression, Optional[cst.BaseExpression], cst.Call]]:
+        """(initial value, name argument, the tf.Variable call) of a variable factory's body, else None."""
+        body = list(stmt.body.body)  # type: ignore[union-attr]
+        if body and _expr_stmt(body[0]) is not None and isinstance(_expr_stmt(body[0]), (cst.SimpleString, cst.ConcatenatedString)):
+            body = body[1:]
+        local: Dict[str, cst.BaseExpression] = {}
+        if len(body) == 2:
+            assign = _single_assign(body[0])
+            if assign is None or not isinstance(assign[0], cst.Name):
+                return None
+            local[assign[0].value] = assign[1]
+            body = body[1:]
+        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1 \
+                or not isinstance(body[0].body[0], cst.Return):
+            return None
+        ret = body[0].body[0].value
+        if not isinstance(ret, cst.Call) or self.path(ret.func) != "Variable" or not ret.args or ret.args[0].keyword is not None:
+            return None
+        if len(ret.args) > 2 or (len(ret.args) == 2 and (ret.args[1].keyword is None or ret.args[1].keyword.value != "name")):
+            return None
+        value = ret.args[0].value
+        if isinstance(value, cst.Name) and value.value in local:
+            value = local.pop(value.value)
+        if local:
+            return None  # the local is not the initial value
+        name_arg = ret.args[1].value if len(ret.args) == 2 else None
+        return value, name_arg, ret
 
     def helper_variables(self, stmt: cst.FunctionDef) -> List[cst.CSTNode]:
         """``w = tf.Variable(tf.truncated_normal([4, 3], ...), name="w")`` in a helper the module calls
@@ -1331,7 +1437,7 @@ class Reader:
             self.var_lists.add(assign[0].value)
         self.check_known(stmt, names.read - names.bound, "the forward pass")
         for call in calls_of(stmt):
-            if self.path(call.func) == "get_variable":
+            if self.path(call.func) == "get_variable" or id(call) in self.variable_rewrites:
                 self.variable_names |= names.bound  # conservative: every name the statement binds
         for line in _nodes_of(stmt, cst.SimpleStatementLine):
             assign = _single_assign(line)
@@ -1439,7 +1545,20 @@ class Reader:
             return (f'{a}.compat.v1.get_variable("{name}", {literal}, '
                     f"initializer={a}.compat.v1.constant_initializer({self.module.code_for_node(init)}))"), ""
         value_why = (None, f"a {_TF_VARIABLE} whose initial value is not a float literal or `tf.zeros`/`ones`/`random_*`/"
-                           "`truncated_normal` of a literal shape with literal arguments")
+                           "`truncated_normal`/`constant` of a literal shape with literal arguments")
+        if isinstance(init, cst.Call) and self.path(init.func) == "constant":
+            # ``tf.constant(0.1, shape=[32])``: a float32 fill, as ``constant_initializer(0.1)`` makes
+            if len(init.args) != 2 or init.args[0].keyword is not None or init.args[1].keyword is None \
+                    or init.args[1].keyword.value != "shape":
+                return value_why
+            fill, shape = init.args[0].value, init.args[1].value
+            if not (isinstance(fill, cst.Float) or (isinstance(fill, cst.UnaryOperation) and isinstance(
+                    fill.operator, cst.Minus) and isinstance(fill.expression, cst.Float))):
+                return value_why
+            if not self._literal_shape(shape) or isinstance(shape, cst.Name):
+                return value_why
+            return (f'{a}.compat.v1.get_variable("{name}", {self.module.code_for_node(shape)}, '
+                    f"initializer={a}.compat.v1.constant_initializer({self.module.code_for_node(fill)}))"), ""
         if not isinstance(init, cst.Call) or self.path(init.func) not in self._INITIAL_VALUES:
             return value_why
         path = self.path(init.func)
@@ -1493,8 +1612,10 @@ class Reader:
         if hasattr(self, "_unnamed_cache"):
             return self._unnamed_cache
         self._unnamed_cache: Dict[int, str] = {}
-        unnamed = [c for c in calls_of(self.module) if self.path(c.func) == "Variable"
+        made = {site: call for sites in self.factories_v.values() for site, (call, _) in sites.items()}
+        unnamed = [c for c in calls_of(self.module) if self.path(c.func) == "Variable" and id(c) not in self.factory_inner
                    and not any(a.keyword is not None and a.keyword.value == "name" for a in c.args)]
+        unnamed += [c for c in made.values() if len(c.args) == 1]
         if not unnamed or any(len(c.args) != 1 for c in unnamed):
             # (`tf.Variable(0, trainable=False)`, a global step: it stays a `tf.Variable`, whose eager
             # name is not the graph's `Variable_N`)
@@ -1508,8 +1629,14 @@ class Reader:
         found: Dict[int, str] = {}
         counts: Dict[str, int] = {}
         for stmt in self.module.body:
-            for line, scopes, call in [(ln, sc, c) for ln, sc in _lines_under_withs(stmt)
-                                       for c in self._assigned_variables(ln)]:
+            lines = []
+            for ln, sc in _lines_under_withs(stmt):
+                direct = self._assigned_variables(ln)
+                sites = [made[id(c)] for c in calls_of(ln) if id(c) in made]
+                if direct and sites:
+                    return self._unnamed_cache  # the order of the two kinds in one line is not followed
+                lines += [(ln, sc, c) for c in direct + sites]
+            for line, scopes, call in lines:
                 path = []
                 for scope in scopes:
                     for item in scope.items:
@@ -1552,7 +1679,7 @@ class Reader:
                     if path == "Variable" else None)
                 if path in ("get_variable", "Variable"):
                     names.append(value.evaluated_value if isinstance(value, cst.SimpleString) else "<other>")
-            self._variable_cache = names
+            self._variable_cache = names + self.factory_names
         return self._variable_cache
 
     def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
@@ -1634,15 +1761,20 @@ class Reader:
             return True
         if not isinstance(shape, (cst.List, cst.Tuple)):
             return False
+        def dimension(value: cst.BaseExpression) -> bool:
+            if isinstance(value, cst.Integer):
+                return True
+            if isinstance(value, cst.BinaryOperation) and isinstance(
+                    value.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+                return dimension(value.left) and dimension(value.right)  # `14 * 14 * 64`
+            return (isinstance(value, cst.Name) and value.value in self.constants
+                    and self.bind_counts.get(value.value, 0) == 1 and value.value not in self.imported
+                    and value.value not in self.global_names)
+
         for e in shape.elements:
             if not isinstance(e, cst.Element):
                 return False
-            value = e.value
-            if isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value == "None"):
-                continue
-            if (isinstance(value, cst.Name) and value.value in self.constants
-                    and self.bind_counts.get(value.value, 0) == 1 and value.value not in self.imported
-                    and value.value not in self.global_names):
+            if (isinstance(e.value, cst.Name) and e.value.value == "None") or dimension(e.value):
                 continue
             return False
         return True
@@ -2026,8 +2158,9 @@ class Reader:
         """``tensor.eval(feed_dict=...)`` (or ``session=sess``) of a forward tensor: ``sess.run(tensor, ...)``
         in the session block, where the block's session is the default one."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "eval" and isinstance(func.value, cst.Name)
-                and func.value.value in self.forward_names):
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+                (func.attr.value == "eval" and func.value.value in self.forward_names)
+                or (func.attr.value == "run" and func.value.value in self.train_ops))):  # ``train_op.run(feed_dict=...)``
             return False
         for i, a in enumerate(call.args):
             if a.star or (a.keyword is None and i > 0) or (a.keyword is not None and a.keyword.value not in ("feed_dict", "session")):

@@ -80,13 +80,28 @@ def test_other_tensorflow_framework_imports_are_declined():
     assert reason.startswith("`from tensorflow... import`")
 
 
-@pytest.mark.parametrize("imp", ["from tensorflow.examples.tutorials.mnist import input_data\n",
-                                 "import tensorflow.examples.tutorials.mnist.input_data as input_data\n"])
-def test_mnist_tutorial_loader_is_declined_with_the_fix_to_make(imp):
-    """The TF 1 MNIST tutorial loader is absent from TF 2: the decline says so and what to use instead."""
+@pytest.mark.parametrize("imp,expected", [
+    ("from tensorflow.examples.tutorials.mnist import input_data\n", "from tfclip_compat import mnist as input_data\n"),
+    ("import tensorflow.examples.tutorials.mnist.input_data as input_data\n", "import tfclip_compat.mnist as input_data\n"),
+    ("from tensorflow.examples.tutorials.mnist import input_data as data\n", "from tfclip_compat import mnist as data\n"),
+    ("from tensorflow.examples.tutorials.mnist.input_data import read_data_sets\n",
+     "from tfclip_compat.mnist import read_data_sets\n")])
+def test_mnist_tutorial_loader_becomes_tfclip_compat_mnist(imp, expected):
+    """TF 2 does not ship TF 1's MNIST tutorial loader: its import becomes the same import of
+    ``tfclip_compat.mnist`` (TF 1's loader: the same batches)."""
+    from codemods.api import Options, migrate_source
+
+    result = migrate_source(HEADER + imp + GRAPH + SESSION, Options(select=frozenset({"TFC301"})))
+    assert result.changed and expected in result.code and "tensorflow.examples" not in result.code
+
+
+@pytest.mark.parametrize("imp", ["from tensorflow.examples.tutorials.mnist import mnist\n",
+                                 "from tensorflow.examples.tutorials.mnist.input_data import *\n",
+                                 "import tensorflow.examples.tutorials.mnist.input_data\n"])
+def test_other_mnist_tutorial_imports_are_declined(imp):
+    """The tutorial's other modules, a star import, or the loader used by its dotted path: declined."""
     reason = _decline(HEADER + imp + GRAPH + SESSION)
-    assert reason == ("imports `tensorflow.examples.tutorials.mnist`, which TF 2 does not ship: load the data with "
-                      "`tf.keras.datasets.mnist` (numpy arrays) first, then run fix again")
+    assert reason.startswith("imports `tensorflow.examples.tutorials.mnist` other than its `input_data` loader")
 
 
 @pytest.mark.parametrize("call", ["tf.Session()", "tf.compat.v1.Session()", "tf.InteractiveSession()"])

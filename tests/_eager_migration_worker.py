@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import zlib
 
 import numpy as np
@@ -139,10 +138,9 @@ def main():
     before_src, after_src = (open(p).read() for p in sys.argv[1:3])
     # the programs run in a fresh directory with MNIST-format files in MNIST_data/ (what the TF 1
     # tutorial loader and tfclip_compat.mnist read)
-    from reference.mnist_input_data import write_fake_mnist
+    from reference.mnist_input_data import fake_mnist_workdir
 
-    work = tempfile.mkdtemp(prefix="tfclip-eager-proof-")
-    write_fake_mnist(os.path.join(work, "MNIST_data"))
+    work = fake_mnist_workdir("tfclip-eager-proof-")
     os.chdir(work)
     try:
         lines_before, vars_before = run_before(before_src)

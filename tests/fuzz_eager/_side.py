@@ -284,12 +284,10 @@ def main() -> int:
     # scripts run in a fresh directory holding MNIST-format files in MNIST_data/ (the same files
     # on both sides: what TF 1's tutorial loader and tfclip_compat.mnist read)
     import shutil
-    import tempfile
 
-    from reference.mnist_input_data import write_fake_mnist
+    from reference.mnist_input_data import fake_mnist_workdir
 
-    work = tempfile.mkdtemp(prefix=f"tfclip-fuzz-{side}-")
-    write_fake_mnist(os.path.join(work, "MNIST_data"))
+    work = fake_mnist_workdir(f"tfclip-fuzz-{side}-")
     os.chdir(work)
     protocol.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:

@@ -13,6 +13,7 @@ them); a missing file is an error, not a download.
 import collections
 import gzip
 import os
+import tempfile
 
 import numpy
 import tensorflow as tf
@@ -146,3 +147,11 @@ def write_fake_mnist(directory, train=5100, test=40, seed=0):
             f.write(header + images.tobytes())
         with gzip.open(os.path.join(directory, f"{prefix}-labels-idx1-ubyte.gz"), "wb") as f:
             f.write(numpy.array([2049, n], dtype=">u4").tobytes() + labels.tobytes())
+
+
+def fake_mnist_workdir(prefix):
+    """A fresh temporary directory holding ``MNIST_data/`` (``write_fake_mnist``): where the
+    harness workers run scripts that read ``read_data_sets("MNIST_data/")``. The caller removes it."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    write_fake_mnist(os.path.join(work, "MNIST_data"))
+    return work

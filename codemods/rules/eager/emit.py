@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import libcst as cst
 
@@ -35,7 +35,9 @@ class _Rename(cst.CSTTransformer):
         self.program = program
         self.reader = reader
         self.alias = program.alias
-        self.replace: Dict[int, cst.BaseExpression] = {}
+        # id -> (the attribute node, its replacement): the node is kept so that its id cannot be
+        # reused by a node parsed later (a stale id once renamed a fresh `tape.gradient` attribute)
+        self.replace: Dict[int, Tuple[cst.CSTNode, cst.BaseExpression]] = {}
         self.uses_shim = False
 
     def _expr(self, path: str) -> cst.BaseExpression:
@@ -49,12 +51,13 @@ class _Rename(cst.CSTTransformer):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         path = self.reader.path(node)
         if path is not None:
-            self.replace[id(node)] = self._expr(path)
+            self.replace[id(node)] = (node, self._expr(path))
             return False
         return True
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        return self.replace.get(id(original), updated)
+        entry = self.replace.get(id(original))
+        return entry[1] if entry is not None and entry[0] is original else updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if id(original) in self.program.variable_rewrites:
@@ -390,18 +393,23 @@ class _FillPass(cst.CSTTransformer):
         return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
 
 
+def _fed(needs) -> str:
+    """``x is not None and y is not None``: the placeholders ``needs`` were fed (a run that leaves
+    one unfed passes None)."""
+    return " and ".join(f"{n} is not None" for n in needs)
+
+
 def _guard(stmt: cst.BaseStatement, needs) -> cst.BaseStatement:
     """``stmt`` under ``if y is not None:`` when it needs placeholders a run leaves unfed (None)."""
     if not needs:
         return stmt
-    test = " and ".join(f"{n} is not None" for n in needs)
     inner = stmt.with_changes(leading_lines=[])
-    return cst.If(test=cst.parse_expression(test), body=cst.IndentedBlock([inner]), leading_lines=stmt.leading_lines)
+    return cst.If(test=cst.parse_expression(_fed(needs)), body=cst.IndentedBlock([inner]), leading_lines=stmt.leading_lines)
 
 
 def _when_fed(name: str, needs) -> str:
     """A model output that needs placeholders some run leaves unfed: None in that run."""
-    return f"{name} if {' and '.join(f'{n} is not None' for n in needs)} else None"
+    return f"{name} if {_fed(needs)} else None"
 
 
 def _step_placeholders(program: Program, run: RunSite) -> list:

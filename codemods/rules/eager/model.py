@@ -480,7 +480,6 @@ class Reader:
         # ``ops.reset_default_graph()`` (the very function ``tf.compat.v1.reset_default_graph`` is) in a
         # module-level statement before the graph is built, and drops those statements and the import
         self.ops_aliases: Set[str] = set()
-        self.mnist_loader = False  # imports TF 1's MNIST tutorial loader (emitted as tfclip_compat.mnist)
         self.dropped_resets: Set[int] = set()  # ids of the Name nodes of the dropped ``ops.`` resets
         self.graph_started = False  # a module-level statement before the session has used TensorFlow
         self.factories: Dict[str, cst.FunctionDef] = {}
@@ -505,7 +504,6 @@ class Reader:
         # variable factories (``def weight_variable(shape): return tf.Variable(tf.truncated_normal(shape,
         # stddev=0.1))``): name -> {id(call site): (the tf.Variable call it makes there, its scopes)}
         self.factories_v: Dict[str, Dict[int, Tuple[cst.Call, List[cst.With]]]] = {}
-        self.factory_defs: Dict[str, cst.FunctionDef] = {}
         self.factory_inner: Set[int] = set()  # ids of the tf.Variable calls inside factory bodies
         self.factory_names: List[str] = []  # literal `name=` values the call sites give
         self.name_needs: Dict[str, List[str]] = {}
@@ -612,9 +610,9 @@ class Reader:
         """``xavier_initializer([uniform=True][, seed=...][, dtype=...])``: only the uniform form is
         ``glorot_uniform_initializer``; its arguments are constants."""
         for i, arg in enumerate(call.args):
-            key = arg.keyword.value if arg.keyword is not None else ("uniform", "seed", "dtype")[min(i, 2)]
             if arg.star or (arg.keyword is None and i > 2):
                 raise Decline(call, "an initializer with `*args`/`**kwargs`")
+            key = arg.keyword.value if arg.keyword is not None else ("uniform", "seed", "dtype")[i]
             if key == "uniform" and not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
                 raise Decline(call, f"`tf.{self.path(call.func)}` with `uniform=` other than `True` (contrib's "
                                     "truncated normal has no same-distribution TF 2 initializer here)")
@@ -755,7 +753,6 @@ class Reader:
                 for alias in loader.names:  # type: ignore[attr-defined]
                     bound = alias.asname.name if alias.asname is not None else alias.name
                     self.imported[bound.value if isinstance(bound, cst.Name) else "tfclip_compat"] = "tfclip_compat.mnist"
-                self.mnist_loader = True
                 continue
             if isinstance(small, cst.ImportFrom):
                 module = dotted(small.module) if small.module is not None else None
@@ -847,8 +844,9 @@ class Reader:
             self.items.append(("drop", stmt))
             return
         rewritten = self.helper_variables(stmt)
+        rewritten_ids = {id(c) for c in rewritten}
         for call in calls_of(stmt):
-            if self.path(call.func) == "Variable" and id(call.func) not in self.variable_why and call not in rewritten:
+            if self.path(call.func) == "Variable" and id(call.func) not in self.variable_why and id(call) not in rewritten_ids:
                 self.variable_why[id(call.func)] = (
                     f"{_TF_VARIABLE} in the helper `{stmt.name.value}`, which is not called exactly once in straight-line "
                     "module code, or not as `return tf.Variable(<value>)` of a variable factory called only there "
@@ -880,6 +878,23 @@ class Reader:
         self.helpers[name] = stmt
         self.items.append(("keep", stmt))
 
+    def _module_call_scopes(self) -> Dict[int, List[cst.With]]:
+        """id -> enclosing ``with`` blocks of every call in straight-line module code (reached
+        through ``with`` blocks only: each runs once, in source order)."""
+        if not hasattr(self, "_call_scopes"):
+            self._call_scopes: Dict[int, List[cst.With]] = {}
+            for top in self.module.body:
+                for line, scopes in _lines_under_withs(top):
+                    for call in calls_of(line):
+                        self._call_scopes[id(call)] = scopes
+        return self._call_scopes
+
+    def _call_sites(self, name: str) -> Optional[List[cst.Call]]:
+        """The calls of the module-level function ``name``, when every reference to it is one."""
+        refs = [n for n in _nodes_of(self.module, cst.Name) if n.value == name]
+        sites = [c for c in calls_of(self.module) if isinstance(c.func, cst.Name) and c.func.value == name]
+        return sites if len(refs) == len(sites) + 1 else None  # (+1: the def's own name)
+
     def find_variable_factories(self) -> None:
         """Deep MNIST's ``weight_variable``: a module-level function whose body is (a docstring, an
         ``initial = <value>`` line and) ``return tf.Variable(<value>[, name=<parameter or literal>])``,
@@ -887,11 +902,7 @@ class Reader:
         call makes one variable, once, in source order: it becomes the ``get_variable`` that
         ``tf.Variable(<value with the call's arguments>)`` there would (the TF 1 name counted with
         the module's other unnamed ``tf.Variable``s). Functions of any other shape stay helpers."""
-        calls_at: Dict[int, List[cst.With]] = {}
-        for top in self.module.body:
-            for line, scopes in _lines_under_withs(top):
-                for call in calls_of(line):
-                    calls_at[id(call)] = scopes
+        calls_at = self._module_call_scopes()
         for stmt in self.module.body:
             if not isinstance(stmt, cst.FunctionDef) or stmt.decorators or not isinstance(stmt.body, cst.IndentedBlock):
                 continue
@@ -904,9 +915,8 @@ class Reader:
                     or params.posonly_params or any(p.default is not None for p in params.params):
                 continue
             names = [p.name.value for p in params.params]
-            refs = [n for n in _nodes_of(self.module, cst.Name) if n.value == stmt.name.value and n is not stmt.name]
-            sites = [c for c in calls_of(self.module) if isinstance(c.func, cst.Name) and c.func.value == stmt.name.value]
-            if not sites or len(refs) != len(sites) or any(id(c) not in calls_at for c in sites):
+            sites = self._call_sites(stmt.name.value)
+            if not sites or any(id(c) not in calls_at for c in sites):
                 continue
             made_at: Dict[int, Tuple[cst.Call, List[cst.With]]] = {}
             for site in sites:
@@ -931,7 +941,6 @@ class Reader:
                 made_at[id(site)] = (cst.Call(func=inner.func, args=args), calls_at[id(site)])
             else:
                 self.factories_v[stmt.name.value] = made_at
-                self.factory_defs[stmt.name.value] = stmt
                 self.factory_inner.add(id(inner))
 
     def _factory_value(self, stmt: cst.FunctionDef) -> Optional[Tuple[cst.BaseExpression, Optional[cst.BaseExpression], cst.Call]]:
@@ -968,17 +977,11 @@ class Reader:
         blocks only): it runs once, as at module level, so it becomes ``get_variable`` with the TF 1
         name its scopes (the call site's, then the helper's) give it. The calls rewritten (the
         others keep their decline, with its cause)."""
-        name = stmt.name.value
-        refs = [n for n in _nodes_of(self.module, cst.Name) if n.value == name]
-        if len(refs) != 2 or not isinstance(stmt.body, cst.IndentedBlock):
+        sites = self._call_sites(stmt.name.value)
+        if not sites or len(sites) != 1 or id(sites[0]) not in self._module_call_scopes() \
+                or not isinstance(stmt.body, cst.IndentedBlock):
             return []
-        site: Optional[List[cst.With]] = None
-        for top in self.module.body:
-            for line, scopes in _lines_under_withs(top):
-                if any(isinstance(c.func, cst.Name) and c.func.value == name for c in calls_of(line)):
-                    site = scopes
-        if site is None:
-            return []
+        site = self._module_call_scopes()[id(sites[0])]
         rewritten: List[cst.CSTNode] = []
         for inner in stmt.body.body:
             for line, scopes in _lines_under_withs(inner):
@@ -2214,10 +2217,29 @@ class Reader:
         if hit:
             raise Decline(stmt, f"`{sorted(hit)[0]}` (a graph tensor) is used outside a `run` call")
 
+    def _stateful_paths(self, node: cst.CSTNode) -> List[str]:
+        """The TF names in ``node`` that create variables, draw random numbers or are unknown."""
+        return [p for _, p in self.tf_paths(node)
+                if p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES) or p in _STATEFUL_NAMES]
+
     def _stateless(self, node: cst.CSTNode) -> bool:
-        paths = [p for _, p in self.tf_paths(node)]
-        return bool(paths) and not any(p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES)
-                                       or p in _STATEFUL_NAMES for p in paths)
+        """Some TF ops in ``node``, all stateless ones the forward pass knows."""
+        return bool(self.tf_paths(node)) and not self._stateful_paths(node)
+
+    def _late_tensor(self, stmt: cst.SimpleStatementLine, name: str, node: cst.CSTNode,
+                     where: Tuple[str, str] = ("forward pass", "the forward pass")) -> bool:
+        """``name = <node>`` (``stmt``), stateless ops of the forward pass's tensors, placeholders and
+        constants: the model's ``call`` computes it after the forward pass. False when it reads
+        anything else."""
+        read = names_of(node).read - comprehension_targets(node)
+        model = self.forward_names | {p.name for p in self.placeholders} | self.constants | {self.alias} | _BUILTINS
+        if not read <= model or read & self.training_names():
+            return False
+        self.check_forward(node, tfnames.FORWARD, where[0])
+        self.check_known(node, read, where[1])
+        self.forward_names.add(name)
+        self.late_forward.append(stmt)
+        return True
 
     def inline_fetch(self, call: cst.Call, fetch: cst.BaseExpression, feed: Optional[cst.BaseExpression]) -> Optional[str]:
         """A fetch that builds its ops in the ``run`` (``sess.run(tf.argmax(logits, 1), {x: ...})``):
@@ -2237,14 +2259,10 @@ class Reader:
             self.check_forward(fetch, tfnames.FORWARD, "fetch")
             self.eager_fetches[id(call)] = fetch
             return None
-        model = self.forward_names | {p.name for p in self.placeholders} | self.constants | {self.alias} | _BUILTINS
-        if not read <= model or read & self.training_names():
-            raise Decline(call, why)
-        self.check_forward(fetch, tfnames.FORWARD, "fetch")
-        self.check_known(fetch, read, "a fetch")
         name = self.fresh("fetch")
-        self.forward_names.add(name)
-        self.late_forward.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], fetch)]))
+        if not self._late_tensor(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], fetch)]),
+                                 name, fetch, ("fetch", "a fetch")):
+            raise Decline(call, why)
         return name
 
     def late_forward_statement(self, stmt: cst.CSTNode) -> bool:
@@ -2260,19 +2278,7 @@ class Reader:
         name = assign[0].value
         if self.bind_counts.get(name, 0) != 1 or name in self.global_names or name in self.feed_dicts:
             return False
-        paths = [path for _, path in self.tf_paths(stmt)]
-        if not paths or any(p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES) or p in _STATEFUL_NAMES
-                            for p in paths):
-            return False
-        read = names_of(stmt).read - comprehension_targets(stmt)
-        model = self.forward_names | {p.name for p in self.placeholders} | self.constants | {self.alias} | _BUILTINS
-        if not read <= model or read & self.training_names():
-            return False
-        self.check_forward(stmt, tfnames.FORWARD, "forward pass")
-        self.check_known(stmt, read, "the forward pass")
-        self.forward_names.add(name)
-        self.late_forward.append(stmt)
-        return True
+        return self._stateless(stmt) and self._late_tensor(stmt, name, stmt)  # type: ignore[arg-type]
 
     def run_site(self, call: cst.Call) -> None:
         fetch = _arg(call, 0, "fetches")
@@ -2397,8 +2403,7 @@ class Reader:
                                                       if isinstance(assign[0], (cst.Tuple, cst.List)) else [assign[0]]))):
                 raise Decline(node, f"a run leaves `{where}` unfed, and a statement of the forward pass that is not "
                                     "one assignment needs it (only plain assignments of stateless ops are skipped)")
-            stateful = [p for _, p in self.tf_paths(node)
-                        if p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES) or p in _STATEFUL_NAMES]
+            stateful = self._stateful_paths(node)
             helpers = reads & (set(self.helpers) | set(self.nested_helpers))
             if stateful or helpers:
                 what = f"`tf.{stateful[0]}`" if stateful else f"the helper `{sorted(helpers)[0]}`"

@@ -192,6 +192,26 @@ def _linger_at_exit(gate: str) -> None:
         time.sleep(0.01)
 
 
+def _gate_the_walk(gate: str) -> None:
+    """``$TFCLIP_TEST_WALK_GATE``: once discovery's walk has given its second directory, write
+    ``walking`` there and wait for ``go`` -- a moment in the middle of discovery that a test can
+    see for certain (polling ``/proc`` for an open directory could miss a walk of seconds; the
+    command then blocked forever writing a 1.8 MB document into a pipe nobody read)."""
+    real_walk = os.walk
+
+    def walk(top, *args, **kwargs):
+        for number, item in enumerate(real_walk(top, *args, **kwargs)):
+            yield item
+            if number == 1:
+                with open(os.path.join(gate, "walking"), "w"):
+                    pass
+                deadline = time.monotonic() + 60
+                while not os.path.exists(os.path.join(gate, "go")) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+
+    os.walk = walk
+
+
 if __name__ == "__main__":
     import atexit
 
@@ -199,5 +219,7 @@ if __name__ == "__main__":
 
     if os.environ.get("TFCLIP_TEST_LINGER_GATE"):
         atexit.register(_linger_at_exit, os.environ["TFCLIP_TEST_LINGER_GATE"])
+    if os.environ.get("TFCLIP_TEST_WALK_GATE"):
+        _gate_the_walk(os.environ["TFCLIP_TEST_WALK_GATE"])
 
     console(sys.argv[1:], rules=TEST_RULES)

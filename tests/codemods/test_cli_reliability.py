@@ -577,35 +577,34 @@ def test_signal_while_fix_waits_on_stdin(tmp_path, signum):
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_signal_during_discovery(tmp_path, signum):
-    """A signal while the tree is walked: one valid document, interrupted true, exit 128 + n."""
+    """A signal while the tree is walked: one valid document, interrupted true, exit 128 + n, and
+    the walk stopped there (no file of the tree checked).
+
+    The test-only walk gate holds discovery after its second directory, so the signal lands in
+    the middle of the walk every time. (This test used to poll /proc for an open directory of a
+    20,000-file tree; once in a CI run the poll missed the whole 3 s walk and check, the command
+    blocked writing its 1.8 MB document into the unread pipe, and the test failed after 240 s.)"""
     root = tmp_path / "big"
     root.mkdir()
-    for i in range(1000):  # 20,000 files: the tree of the issue (a walk of about half a second)
+    for i in range(50):
         d = root / f"d{i:04}"
         d.mkdir()
         for j in range(20):
-            (d / f"m{j}.py").write_text("import os\n")
-    proc = sub.popen(["check", ".", "--format", "json", "-j1"], root)
-
-    def walking() -> bool:
-        try:
-            return any(os.readlink(f"/proc/{proc.pid}/fd/{fd}").startswith(str(root) + "/d")
-                       for fd in os.listdir(f"/proc/{proc.pid}/fd"))
-        except OSError:
-            return False
-
-    # A directory or file of the tree is open only for microseconds at a time: poll every
-    # millisecond (a 20 ms poll missed the whole run on a fast machine).
-    # (generous: under heavy load the command's start-up alone took over a minute once)
-    deadline = time.monotonic() + 240
-    while not walking():
-        assert proc.poll() is None and time.monotonic() < deadline, "the walk was never seen"
-        time.sleep(0.001)
+            (d / f"m{j}.py").write_text("x = legacy_clip(1)\n")
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    proc = sub.popen(["check", ".", "--format", "json", "-j1"], root, extra_env={"TFCLIP_TEST_WALK_GATE": str(gate)})
+    sub.wait_for(lambda: (gate / "walking").exists() or proc.poll() is not None, timeout=240,
+                 what="the walk to reach its gate")
+    assert proc.poll() is None, proc.communicate()
     proc.send_signal(signum)
+    time.sleep(0.2)
+    (gate / "go").write_text("")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum, err
     doc = _document(out)
     assert doc["interrupted"] is True and doc["signal"] == signal.Signals(signum).name and no_traceback(err)
+    assert doc["findings"] == [], "the walk was interrupted: no file may have been checked"
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.2, 0.3, 0.5])

@@ -108,6 +108,12 @@ _MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[^#\n]*\?\??[ \t]*$)")
 _MAGIC_ASSIGN = re.compile(r"^([ \t]*)((?:[A-Za-z_]\w*[ \t]*,[ \t]*)*[A-Za-z_]\w*)[ \t]*=[ \t]*[!%]")
 # Cell magics whose body is Python.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+# IPython lines that leave the Python program alone: they read and bind no Python name and run
+# no Python code (so a rewrite may move Python code past them): `%matplotlib`, `%config`, `%pip`,
+# help (`tf.nn?`), and shell escapes with no `$name` / `{expr}` expansion. Their placeholders say
+# so (``INERT_SUFFIX``).
+_INERT_LINE = re.compile(r"^[ \t]*(?:%(?:matplotlib|config|pip)\b[^${]*|![^${]*|[^#\n%!]*\?\??[ \t]*)$")
+INERT_SUFFIX = ":inert"
 _PLACEHOLDER_TAG = "tfclip-migrate:ipython-line"
 _BOUNDARY_TAG = "tfclip-migrate:cell-boundary"
 _BOUNDARY = "# " + _BOUNDARY_TAG + " {number}"
@@ -162,9 +168,11 @@ def mask_ipython(source: str, cell: int = 0) -> Optional[MaskedCell]:
         tag = f"  # {_PLACEHOLDER_TAG}:{cell}.{len(originals)}"
         assign = _MAGIC_ASSIGN.match(line)
         if assign:
-            placeholder = f"{assign.group(1)}{assign.group(2)} = None{tag}"
+            inert = _INERT_LINE.match(line[assign.end() - 1:]) is not None
+            placeholder = f"{assign.group(1)}{assign.group(2)} = None{tag}{INERT_SUFFIX if inert else ''}"
         elif _MAGIC_LINE.match(line):
-            placeholder = line[: len(line) - len(line.lstrip())] + "pass" + tag
+            inert = _INERT_LINE.match(line) is not None
+            placeholder = line[: len(line) - len(line.lstrip())] + "pass" + tag + (INERT_SUFFIX if inert else "")
         else:
             continue
         originals[placeholder] = line
@@ -263,6 +271,10 @@ class Program:
                 text = text[:-1]
             if text == part.masked.source:
                 continue
+            if part.masked.header.lstrip(" \t").startswith("%%timeit"):
+                # the body runs many times: code moved in or out would run a different number of times
+                raise CellBoundaryError(f"cell {part.number} runs under %%timeit (its code runs many times): "
+                                        "a rewrite there is left to you")
             try:
                 ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -295,6 +307,14 @@ def build_program(cells: List[Tuple[int, MaskedCell]]) -> Program:
         chunks.append(text)
         parts.append(part)
     return Program(source="".join(chunks), parts=parts)
+
+
+def ipython_placeholder(comment: str) -> Optional[bool]:
+    """For a statement's trailing comment: whether it marks an inert IPython line (True), another
+    IPython line (False), or is no placeholder at all (None)."""
+    if _PLACEHOLDER_TAG not in comment:
+        return None
+    return comment.rstrip().endswith(INERT_SUFFIX)
 
 
 def has_boundary_tag(source: str) -> bool:

@@ -24,6 +24,12 @@ class SessionScriptEager(TfcCodemod):
     TensorFlow (it needs the `tf-keras` package on TF 2.16+).
     `tf.contrib.estimator.clip_gradients_by_norm` becomes `tfclip_compat.clip_gradients_by_norm`.
 
+    Notebooks too: the code cells run in order in one namespace, so the eager program is cut into
+    the same cells between its top-level statements (every cut runs the same program). A cell whose
+    statements stay keeps them; the model and its steps go in the first cell whose graph code they
+    replace; a cell left with no code says so in a comment. A program fed by nothing (the model
+    reads only Python values and its variables) gets a `call` with one unused argument.
+
     In the class besides: placeholders shaped by module constants (`[None, n_steps, n_input]`), or
     typed by a dtype string (`tf.placeholder("float", ...)`);
     `tf.placeholder_with_default(<literal>, [])` (a run that does not feed it passes the default);
@@ -104,8 +110,9 @@ class SessionScriptEager(TfcCodemod):
     `from tensorflow import ...` (other than the MNIST loader above), the tutorial's other
     modules (`tensorflow.examples.tutorials.mnist.mnist`), `xavier_initializer(uniform=False)`
     (contrib's truncated normal, which no TF 2 initializer draws), a `reset_default_graph()` after TensorFlow was
-    first used (it discards the seed and graph built so far), any TF name outside the rule's tables, notebooks (the program
-    would move code across cells), a session opened inside a function (not reported: not a
+    first used (it discards the seed and graph built so far), any TF name outside the rule's tables, a notebook line of IPython
+    that may touch the program (a magic other than `%matplotlib`, `%config`, `%pip` and help, or a
+    shell escape that expands a Python name: `!ls $path`), a session opened inside a function (not reported: not a
     session script), and anything else the program model cannot follow.
 
     ## Why is this bad?
@@ -214,19 +221,29 @@ class SessionScriptEager(TfcCodemod):
 
         if not is_session_script(tree):
             return tree  # a session inside a function or class: not a session script, nothing to say
-        if (self.context.filename or "").lower().endswith(".ipynb"):
-            # The eager program regroups code that lives in several cells; the notebook writer keeps
-            # cells byte-exact and would refuse it (TFC900). Left to the per-site rules for now.
-            self.report(tree.body[0] if tree.body else tree, "session script not migrated to eager TF 2: a notebook "
-                        "(the eager program would move code across cells) (manual edit required)",
-                        fix=FixSafety.NONE)
-            return tree
+        notebook = (self.context.filename or "").lower().endswith(".ipynb")
+        if notebook:
+            magic = _ipython_line(tree)
+            if magic is not None:
+                self.report(magic, "session script not migrated to eager TF 2: an IPython line the rule does not "
+                            "follow (only `%matplotlib`, `%config`, `%pip`, help and shell escapes that expand no "
+                            "Python name leave the program alone) (manual edit required)", fix=FixSafety.NONE)
+                return tree
         # `sess = tf.Session()` ... `sess.run(...)`: read as the `with` block it runs like
         read_tree, origin, why = session_object_as_with(tree)
         reader = Reader(read_tree, session_object=bool(origin))
         try:
             program = reader.read()
             code = emit(program, reader)
+            if notebook:  # the cells run in order in one namespace: any cut between statements runs the same
+                from codemods.notebooks.recut import recut
+
+                moved = _moved_ipython_line(tree, code)
+                if moved is not None:
+                    raise Decline(moved, "this IPython line stands among the statements that move into the model "
+                                  "or a step, and cannot move with them (give it a cell of its own)")
+                code = recut(tree.code, code, _MOVED_NOTE)
+            compile(code, "<the eager program>", "exec", dont_inherit=True)  # e.g. `from __future__` still first
             new = cst.parse_module(code)
         except Decline as decline:
             node = decline.node if not isinstance(decline.node, cst.Module) else None
@@ -236,7 +253,7 @@ class SessionScriptEager(TfcCodemod):
                 self.report(node, f"session script not migrated to eager TF 2: {reason} "
                                   "(manual edit required)", fix=FixSafety.NONE)
             return tree
-        except (ValueError, TypeError, KeyError, AttributeError, AssertionError, IndexError,
+        except (ValueError, TypeError, KeyError, AttributeError, AssertionError, IndexError, SyntaxError,
                 cst.ParserSyntaxError) as error:  # a shape the model has no case for: unknown means decline
             self.report(tree.body[0] if tree.body else tree, "session script not migrated to eager TF 2: the "
                         f"program model cannot follow it ({type(error).__name__}) (manual edit required)",
@@ -247,3 +264,49 @@ class SessionScriptEager(TfcCodemod):
         self.report(session, "TF 1 session script -> eager TF 2 program (model mapping)",
                     fix=FixSafety.SAFE, applied=applied)
         return new if applied else tree
+
+
+_MOVED_NOTE = "# (tfclip-migrate TFC301: this cell's TF 1 graph code is now part of the eager program)"
+
+
+def _ipython_line(tree: cst.Module):
+    """The first statement standing for an IPython line that may touch the program (a magic that
+    runs or binds Python code, a shell escape expanding a Python name), or None."""
+    from codemods.notebooks.cells import ipython_placeholder
+
+    class Find(cst.CSTVisitor):
+        found = None
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            comment = node.trailing_whitespace.comment
+            if self.found is None and comment is not None and ipython_placeholder(comment.value) is False:
+                self.found = node
+            return False
+
+    finder = Find()
+    tree.visit(finder)
+    return finder.found
+
+
+def _moved_ipython_line(tree: cst.Module, code: str):
+    """The statement of ``tree`` standing for an IPython line that the rewrite ``code`` put inside a
+    block (where the line cannot be put back), or None."""
+    from codemods.notebooks.cells import ipython_placeholder
+
+    indented = {line.strip().partition("  ")[2] for line in code.splitlines()
+                if line[:1] in (" ", "\t") and ipython_placeholder(line) is not None}
+    if not indented:
+        return None
+
+    class Find(cst.CSTVisitor):
+        found = None
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            comment = node.trailing_whitespace.comment
+            if self.found is None and comment is not None and comment.value in indented:
+                self.found = node
+            return False
+
+    finder = Find()
+    tree.visit(finder)
+    return finder.found or tree.body[0]

@@ -19,12 +19,13 @@ def main(argv=None) -> int:
     parser.add_argument("--rtol", type=float, default=0.0, help="0 (default): bit for bit")
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--notebook", action="store_true", help="each program cut into notebook cells (.ipynb)")
     args = parser.parse_args(argv)
     if args.index is not None and args.show:
         print(runner.show(args.seed, args.index, args.rtol))
         return 0
     indices = [args.index] if args.index is not None else range(args.start, args.start + args.programs)
-    report = runner.run(args.seed, indices, rtol=args.rtol, progress=args.progress)
+    report = runner.run(args.seed, indices, rtol=args.rtol, progress=args.progress, notebook=args.notebook)
     print(runner.format_summary(report))
     if args.json:
         with open(args.json, "w") as fh:

@@ -44,10 +44,12 @@ def _normalise(message: str) -> str:
     return re.sub(r"\b\d+\b", "N", message).strip()
 
 
-def check(prog: Program, harness: Harness, *, rtol: float = 0.0) -> Dict[str, Any]:
-    """The verdict of one program (never raises)."""
+def check(prog: Program, harness: Harness, *, rtol: float = 0.0, notebook: bool = False) -> Dict[str, Any]:
+    """The verdict of one program (never raises). ``notebook``: the program cut into notebook
+    cells goes through ``fix`` as an ``.ipynb`` (:mod:`tests.fuzz_eager.notebooks`); *after* is
+    the rewritten notebook's code cells, run in order."""
     out: Dict[str, Any] = {"seed": prog.seed, "index": prog.index, "inside": prog.inside,
-                           "outside": prog.outside, "tags": sorted(prog.tags)}
+                           "outside": prog.outside, "tags": sorted(prog.tags) + (["notebook"] if notebook else [])}
     before = harness.before(prog.source)
     if not before.get("ok"):
         if prog.outside in UNRUNNABLE:
@@ -56,7 +58,14 @@ def check(prog: Program, harness: Harness, *, rtol: float = 0.0) -> Dict[str, An
             out.update(verdict="before-invalid", detail=before.get("error", ""))
             return out
     try:
-        result = migrate(prog.source)
+        if notebook:
+            from tests.fuzz_eager import notebooks
+
+            result = notebooks.migrate(notebooks.as_notebook(prog.source, prog.seed * 1_000_003 + prog.index), RULE)
+            if not result.changed:
+                result.code = prog.source
+        else:
+            result = migrate(prog.source)
     except Exception as exc:  # noqa: BLE001 - a verdict
         out.update(verdict="engine-error", detail=f"{type(exc).__name__}: {exc}")
         return out
@@ -68,8 +77,11 @@ def check(prog: Program, harness: Harness, *, rtol: float = 0.0) -> Dict[str, An
         return out
     out["code"] = result.code
     try:
-        again = migrate(result.code)
-        out["idempotent"] = not again.changed or again.code == result.code
+        if notebook:
+            out["idempotent"] = not notebooks.migrate(result.notebook, RULE).changed
+        else:
+            again = migrate(result.code)
+            out["idempotent"] = not again.changed or again.code == result.code
     except Exception as exc:  # noqa: BLE001
         out["idempotent"] = False
         out["idempotence_error"] = f"{type(exc).__name__}: {exc}"
@@ -88,13 +100,14 @@ def check(prog: Program, harness: Harness, *, rtol: float = 0.0) -> Dict[str, An
     return out
 
 
-def run(seed: int, indices: Iterable[int], *, rtol: float = 0.0, progress: bool = False) -> Dict[str, Any]:
-    """Check programs ``indices`` of ``seed``; the results and their summary."""
+def run(seed: int, indices: Iterable[int], *, rtol: float = 0.0, progress: bool = False,
+        notebook: bool = False) -> Dict[str, Any]:
+    """Check programs ``indices`` of ``seed`` (as notebooks: ``notebook``); the results and their summary."""
     start = time.time()
     results: List[Dict[str, Any]] = []
     with Harness() as harness:
         for index in indices:
-            res = check(program(seed, index), harness, rtol=rtol)
+            res = check(program(seed, index), harness, rtol=rtol, notebook=notebook)
             results.append(res)
             if progress:
                 print(f"  {seed}:{index} {res['verdict']} {res.get('reason', '')}", flush=True)

@@ -214,7 +214,9 @@ def emit(program: Program, reader: Reader) -> str:
 
     returns = ", ".join(f'"{n}": {_when_fed(n, program.name_needs[n])}' if n in program.name_needs else f'"{n}": {n}'
                         for n in needed)
-    signature = ", ".join(["self"] + [p.name for p in program.placeholders if not p.optimizer_only])
+    inputs = [p.name for p in program.placeholders if not p.optimizer_only]
+    # a Keras layer is called with at least one argument: a model fed by nothing takes a None
+    signature = ", ".join(["self"] + (inputs or [f"{fresh('unused_input')}=None"]))
     class_src = (
         f"class {model_cls}({alias}.keras.layers.Layer):\n"
         f'    """The TF 1 forward pass; ``tf1_variables``: its variables in TF 1\'s creation order."""\n\n'
@@ -265,7 +267,7 @@ def emit(program: Program, reader: Reader) -> str:
     session_t = _Session(call_replace, program.dropped_runs, program.feed_statements, program.late_forward)
     for kind, stmt in program.items:
         if kind == "import":
-            if not placed_env:
+            if not placed_env and not _is_future_import(stmt):  # `from __future__` stays first
                 body.append(cst.parse_statement("import os").with_changes(leading_lines=stmt.leading_lines))
                 body.append(cst.parse_statement(f'os.environ["TF_USE_LEGACY_KERAS"] = "1"  {LEGACY_KERAS_COMMENT}')
                             .with_changes(leading_lines=[cst.EmptyLine()]))
@@ -318,6 +320,12 @@ def emit(program: Program, reader: Reader) -> str:
     if rename.uses_shim:
         body = _add_shim_import(body, alias)
     return program.module.with_changes(body=body).code
+
+
+def _is_future_import(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine)
+            and any(isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name)
+                    and small.module.value == "__future__" for small in stmt.body))
 
 
 def _unwrap(stmt: cst.BaseStatement, session: cst.With, transformer: _Session) -> List[cst.BaseStatement]:
@@ -428,6 +436,7 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
         for p in params)
     decorator = f"@{alias}.function(input_signature=[{specs}])" if params else f"@{alias}.function"
     args = ", ".join("None" if p.name in run.unfed else p.name for p in program.placeholders if not p.optimizer_only)
+    args = args or "None"  # the model of a program fed by nothing (its `call` takes one unused argument)
     step_args = ", ".join(p.param if p.optimizer_only else p.name for p in params)
     trains = [program.train_ops[n] for n in run.names if n in program.train_ops]
     # train ops in program order (the order their statements were built)

@@ -80,3 +80,13 @@ def test_runner_verdicts_on_hand_conversions(monkeypatch):
         del outputs[before]
         res = runner.check(Program(0, 0, before, True), harness)
         assert res["verdict"] == "declined" and res["reason"] == "no TFC301 diagnostic"
+
+
+def test_notebooks_train_the_same():
+    """The first 16 programs of the CI seed cut into notebook cells (``--notebook``): every rewrite
+    trains the same, bit for bit, and some are rewritten (the cut is no excuse to decline them)."""
+    report = runner.run(CI_SEED, range(16), notebook=True)
+    summary = report["summary"]
+    print(runner.format_summary(report))
+    assert not summary["failures"], "\n".join(summary["failures"])
+    assert summary["applied"] >= 5 and summary["applied"] == summary["bitwise"], runner.format_summary(report)

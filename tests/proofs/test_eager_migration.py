@@ -48,6 +48,26 @@ def test_session_script_trains_the_same_eagerly(path, tmp_path):
     assert report["variables"] > 0 and report["problems"] == []
 
 
+@pytest.mark.parametrize("case", ["mnist_tutorial", "session_object"])
+def test_notebook_trains_the_same_eagerly(case, tmp_path):
+    """The fixture cut into notebook cells (the fuzzer's cuts, IPython lines included) and migrated
+    as an ``.ipynb``: its code cells, run in order, train as the TF 1 script does, bit for bit."""
+    from tests.fuzz_eager import notebooks
+
+    before = ROOT / "fixtures" / "TFC301" / f"{case}.before.py"
+    result = notebooks.migrate(notebooks.as_notebook(before.read_text(), seed=7), "TFC301")
+    assert result.changed, [getattr(d, "message", d) for d in result.diagnostics]
+    after = tmp_path / "after.py"
+    after.write_text(result.code)
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_eager_migration_worker.py"), str(before), str(after)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["lines_before"] and report["lines_before"] == report["lines_after"]
+    assert report["variables"] > 0 and report["problems"] == []
+
+
 def test_output_is_clean_and_idempotent():
     """Running the whole engine again over the eager output changes nothing and reports nothing."""
     first = migrate_source(PROGRAMS[0].read_text(), Options())

@@ -1138,6 +1138,10 @@ class Reader:
         self.schedules.add(name)
 
     def graph_statement(self, index: int, stmt: cst.BaseStatement) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body):
+            # a no-op (in a notebook, the stand-in for an IPython line): stays where it is
+            self.items.append(("keep", stmt))
+            return
         assign = _single_assign(stmt)
         expr = _expr_stmt(stmt)
         if expr is not None and isinstance(expr, cst.Call):

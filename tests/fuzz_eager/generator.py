@@ -66,6 +66,7 @@ class _Gen:
         self.alt9m = random.Random(f"{seed}:{index}:round9-mnist")  # TF 1's MNIST loader (round 9)
         self.alt9x = random.Random(f"{seed}:{index}:round9-xavier")  # contrib's xavier initializer (round 9)
         self.alt9f = random.Random(f"{seed}:{index}:round9-factories")  # variable factories (round 9)
+        self.alt10 = random.Random(f"{seed}:{index}:round10")  # `from __future__` imports (round 10)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -829,6 +830,10 @@ def program(seed: int, index: int) -> Program:
     if outside:
         g.tags.add(f"outside:{outside}")
     doc = [f'"""Generated TF 1 session script (tests/fuzz_eager, seed {seed}, index {index})."""']
+    if g.alt10.random() < 0.15:  # (round 10) the Python 2 era's first line: must stay first
+        g.tags.add("future_import")
+        doc.append(g.alt10.choice(["from __future__ import print_function",
+                                   "from __future__ import absolute_import, division, print_function"]))
     source = "\n".join(doc + header + body).rstrip() + "\n"
     return Program(seed, index, source, outside is None, outside, g.tags)
 

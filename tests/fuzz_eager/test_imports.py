@@ -118,3 +118,36 @@ def test_session_bound_to_a_name(call):
         assert not result.changed and "an `InteractiveSession`" in diag.message
     else:
         assert diag.applied and "Session()" not in result.code and "sess.close" not in result.code
+
+PLOT = '''
+
+def plot_images(images, title):
+    fig, axes = plt.subplots(1, len(images))
+    for ax, image in zip(axes, images):
+        ax.imshow(image.reshape(1, -1))
+    print(title, np.random.rand())
+'''
+
+
+def test_a_plotting_helper_stays_plain_python():
+    """The tutorials' `plot_images` (matplotlib, print, numpy's random draws) is plain Python: it and
+    the module-level calls of it stay where they were, in the same order; the graph moves."""
+    source = (HEADER + "import matplotlib.pyplot as plt\n" + PLOT + "\nplot_images(np.ones((2, 3)), 'data')\n"
+              + GRAPH + "plot_images(np.zeros((2, 3)), 'again')\n" + SESSION)
+    out = _migrate(source)
+    compile(out, "<migrated>", "exec")
+    module = ast.parse(out)
+    top = [ast.unparse(s) for s in module.body]
+    calls = [i for i, s in enumerate(top) if s.startswith("plot_images(")]
+    assert len(calls) == 2 and "def plot_images" in "".join(top[:calls[0]])
+    model = next(i for i, s in enumerate(top) if s.startswith("class Model"))
+    assert calls[0] < model < calls[1] or calls[0] < calls[1] < model  # module code keeps its order
+    assert "plot_images" not in top[model]
+
+
+@pytest.mark.parametrize("module", ["import matplotlib.pyplot as plt", "from PIL import Image as plt"])
+def test_the_forward_pass_calling_a_plotting_helper_is_declined(module):
+    """A forward pass that calls a plotting helper would plot at every trace of the eager step."""
+    graph = GRAPH.replace("loss = ", "images = plot_images(w, 'w')\nloss = ")  # reads the variable `w`
+    reason = _decline(HEADER + module + "\n" + PLOT + "\n" + graph + SESSION)
+    assert "calls `plot_images`, which calls" in reason and "every trace of the eager step" in reason

@@ -41,6 +41,10 @@ _BUILTINS = frozenset(dir(builtins))
 _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
 # Modules a forward pass may read besides TensorFlow (pure functions of constants).
 _PURE_MODULES = frozenset({"numpy", "math"})
+# Plotting and display modules: they build no TensorFlow op. A helper that calls into them and
+# reads no TensorFlow name is plain Python kept where it is (the tutorials' `plot_images`); the
+# forward pass may not call it (it would draw at every trace of the eager step).
+_DISPLAY_MODULES = frozenset({"matplotlib", "PIL", "IPython", "seaborn"})
 # Methods that change the object they are called on (list, dict, set, numpy array): run on a
 # module-level object by code that moves into the eager step, they would run at every trace.
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
@@ -510,6 +514,7 @@ class Reader:
         self._session_depth = 0  # compound statements around the session statement being read
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
+        self.display_helpers: Dict[str, str] = {}  # plain helpers calling plotting modules -> the module name
         self.variable_names: Set[str] = set()
         # names bound once, by ``name = tf.get_variable(...)`` in the forward pass: the variable itself
         self.direct_variables: Set[str] = set()
@@ -874,7 +879,14 @@ class Reader:
             self.items.append(("forward", stmt))
             return
         self.helpers[name] = stmt  # recursion
-        self.check_known(stmt, free, f"helper `{name}`")
+        display = {n for n in free if self.imported.get(n, "").split(".")[0] in _DISPLAY_MODULES} | (free & {"print"})
+        if display and self.alias not in free:
+            # plain Python that plots or prints, kept where it is; the forward pass may not call it, so
+            # it runs (and draws from numpy) where it ran, in the same order
+            self.display_helpers[name] = sorted(display)[0]
+            self.check_known(stmt, free - display, f"helper `{name}`", kept=True)
+        else:
+            self.check_known(stmt, free, f"helper `{name}`")
         self.helpers[name] = stmt
         self.items.append(("keep", stmt))
 
@@ -1142,6 +1154,9 @@ class Reader:
             # a no-op (in a notebook, the stand-in for an IPython line): stays where it is
             self.items.append(("keep", stmt))
             return
+        if self._shows_version(stmt):
+            self.items.append(("keep", stmt))  # shows TensorFlow's version (eagerly: TF 2's)
+            return
         assign = _single_assign(stmt)
         expr = _expr_stmt(stmt)
         if expr is not None and isinstance(expr, cst.Call):
@@ -1229,7 +1244,7 @@ class Reader:
             return
         names = names_of(stmt)
         if self.alias not in names.read and not (names.read & self.graph_names()) and not (
-                names.read & set(self.helpers)):
+                names.read & (set(self.helpers) - set(self.display_helpers))):
             if names.read & (self.optimizers | self.global_steps):
                 raise Decline(stmt, "module-level code uses an optimizer or the global step outside training")
             self.constants |= names.bound
@@ -1258,6 +1273,24 @@ class Reader:
             return False
         arg = item.args[0].value
         return (isinstance(arg, cst.Name) and arg.value in self.update_ops_names) or self._update_ops_value(arg)
+
+    def _shows_version(self, stmt: cst.BaseStatement) -> bool:
+        """``tf.__version__`` or ``print("TensorFlow", tf.__version__)`` as a statement of its own (a
+        notebook's first cell shows it): a string that no graph op reads."""
+        expr = _expr_stmt(stmt)
+        version = f"{self.alias}.__version__"
+
+        def is_version(node: cst.BaseExpression) -> bool:
+            return ".".join(dotted(node) or []) == version
+
+        if expr is None:
+            return False
+        if is_version(expr):
+            return True
+        return (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "print"
+                and "print" not in self.bind_counts and any(is_version(a.value) for a in expr.args)
+                and all(a.keyword is None and a.star == "" and (is_version(a.value) or isinstance(a.value, cst.SimpleString))
+                        for a in expr.args))
 
     def train_ops_with_updates(self, index: int, stmt: cst.With) -> None:
         """The training-op statements under ``control_dependencies(UPDATE_OPS)``: read as if at module
@@ -1689,13 +1722,18 @@ class Reader:
             self._variable_cache = names + self.factory_names
         return self._variable_cache
 
-    def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str) -> None:
+    def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str, kept: bool = False) -> None:
         """Every name the forward pass reads is the program's own (or numpy/math, or a builtin);
         a module constant it reads is bound once (the eager step reads it when it is traced, TF 1
         read it when the graph was built); no Python side effects or numpy randomness (they run at
         every trace, and draw at another time)."""
         for name in sorted(read & _SIDE_EFFECTS):
             raise Decline(stmt, f"`{name}(...)` in {where} would run at every trace of the eager step")
+        for name in sorted(read & set(self.display_helpers)):
+            used = self.display_helpers[name]
+            origin = f" (imported from `{self.imported[used]}`)" if used in self.imported else ""
+            raise Decline(stmt, f"{where} calls `{name}`, which calls `{used}`{origin}: it would run at every trace "
+                                "of the eager step")
         for name in sorted(read & self.constants):
             if self.bind_counts.get(name, 0) > 1:
                 raise Decline(stmt, f"{where} reads `{name}`, which is rebound at module level (the eager "
@@ -1704,7 +1742,7 @@ class Reader:
             if name in read and name in self.constants:
                 raise Decline(at, f"{where} changes the module-level `{name}`: the eager step would change it "
                                   "at every trace, TF 1 once, when the graph was built")
-        for attribute in _Calls.attributes_of(stmt):
+        for attribute in () if kept else _Calls.attributes_of(stmt):
             parts = dotted(attribute)
             if parts and len(parts) > 1 and parts[1] == "random" and self.imported.get(parts[0], "").split(".")[0] in _PURE_MODULES:
                 raise Decline(stmt, f"{where} draws from `{'.'.join(parts[:2])}`: the eager step draws when it is "

@@ -10,7 +10,7 @@ from __future__ import annotations
 # TF 2 exports these as the same objects as ``tf.compat.v1.<path>`` (checked against the real
 # API by tests/proofs/test_eager_migration.py): the emitted program keeps them as ``tf.<path>``.
 SAME_IN_TF2 = frozenset({
-    "abs", "add", "add_n", "cast", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "concat",
+    "__version__", "abs", "add", "add_n", "cast", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "concat",
     "exp", "float16", "float32", "float64", "identity", "int32", "int64", "matmul", "maximum", "minimum",
     "multiply", "nn.relu", "ones", "reshape", "sigmoid", "sqrt", "square", "stack", "stop_gradient",
     "subtract", "tanh", "zeros",

@@ -440,6 +440,17 @@ def _single_assign(stmt: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.
     return None
 
 
+class _ReplaceCalls(cst.CSTTransformer):
+    """Each call whose id is given becomes ``None``."""
+
+    def __init__(self, ids: Set[int]) -> None:
+        super().__init__()
+        self.ids = ids
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return cst.Name("None") if id(original) in self.ids else updated
+
+
 def _expr_stmt(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
         return stmt.body[0].value
@@ -2236,10 +2247,11 @@ class Reader:
             raise Decline(stmt, f"the feed dict `{sorted(names_of(node).bound & set(self.feed_dicts))[0]}` is "
                                 "bound other than by a literal dict of placeholders")
         runs = [c for c in calls_of(node) if self._is_run(c)]
-        rest = node
         for call in runs:
             self.run_site(call)
-            rest = rest.deep_replace(call, cst.Name("None"))
+        # every run at once (a second `deep_replace` no longer finds a node the first one rebuilt:
+        # `str(sess.run(A)) + str(sess.run(b))` kept its second run)
+        rest = node.visit(_ReplaceCalls({id(call) for call in runs})) if runs else node
         names = names_of(rest).read
         if names & set(self.feed_dicts):
             raise Decline(stmt, f"the feed dict `{sorted(names & set(self.feed_dicts))[0]}` is used other than "

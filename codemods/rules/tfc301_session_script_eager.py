@@ -243,7 +243,9 @@ class SessionScriptEager(TfcCodemod):
                     raise Decline(moved, "this IPython line stands among the statements that move into the model "
                                   "or a step, and cannot move with them (give it a cell of its own)")
                 code = recut(tree.code, code, _MOVED_NOTE)
-            compile(code, "<the eager program>", "exec", dont_inherit=True)  # e.g. `from __future__` still first
+            # it must compile (`from __future__` still first): a notebook's cells, each on its own
+            for piece in (_cells(code) if notebook else [code]):
+                compile(piece, "<the eager program>", "exec", dont_inherit=True)
             new = cst.parse_module(code)
         except Decline as decline:
             node = decline.node if not isinstance(decline.node, cst.Module) else None
@@ -310,3 +312,10 @@ def _moved_ipython_line(tree: cst.Module, code: str):
     finder = Find()
     tree.visit(finder)
     return finder.found or tree.body[0]
+
+
+def _cells(code: str):
+    """A notebook program's cells (the text between its cell-boundary markers)."""
+    import re
+
+    return re.split(r"^# tfclip-migrate:cell-boundary \d+\r?\n", code, flags=re.M)

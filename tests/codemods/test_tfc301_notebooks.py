@@ -63,7 +63,7 @@ def run(capsys, *argv):
     return rc, captured.out + captured.err
 
 
-@pytest.mark.parametrize("case", ["mnist_tutorial", "model_class", "session_object", "prediction_runs"])
+@pytest.mark.parametrize("case", ["mnist_tutorial", "model_class", "session_object", "prediction_runs", "no_placeholders"])
 def test_a_session_script_cut_into_cells_becomes_the_same_eager_program(tmp_path, capsys, case):
     """Every statement in a cell of its own (and `%matplotlib inline` first): `fix` writes the
     fixture's eager program, cut into the same cells, each of which parses on its own; the

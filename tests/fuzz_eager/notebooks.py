@@ -41,7 +41,7 @@ def as_notebook(source: str, seed: int) -> str:
         cells.append(_code(rng.choice(_INERT) + "\n"))
     for a, b in zip(cuts, cuts[1:]):
         text = "".join(lines[a:b])
-        if rng.random() < 0.2:
+        if rng.random() < 0.2 and "from __future__" not in text:  # (IPython too wants those first in a cell)
             text = rng.choice(_INERT) + "\n" + text
         if rng.random() < 0.3:
             cells.append({"cell_type": "markdown", "metadata": {}, "source": ["Some prose.\n"]})

@@ -47,3 +47,64 @@ def test_keras3_adam_is_caught_on_the_duplicated_embedding_row(harness):
     assert np.max(np.abs(tf1[1] - keras3[1])) > 1e-3
     assert np.max(np.abs(tf1[3] - keras3[3])) < 1e-5
     np.testing.assert_array_equal(tf1[[0, 2, 4]], keras3[[0, 2, 4]])
+
+
+def _session_and_eager(seed, rewrites=True):
+    """``x * W + b`` trained 3 steps by plain gradient descent on a mean square, as a TF 1 session
+    runs it (grappler's rewrites on or, ``rewrites=False``, arithmetic optimization off) and as
+    TFC301's eager step does (a ``tf.function`` with a tape): the final bytes of W and b of each."""
+    import contextlib
+
+    import tensorflow as tf
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    rng = np.random.RandomState(seed)
+    w0, b0 = rng.uniform(-0.5, 0.5, 3).astype(np.float32), rng.uniform(-0.5, 0.5, 1).astype(np.float32)
+    xs, ys = rng.randn(3).astype(np.float32), rng.randn(3).astype(np.float32)
+    out = []
+    for graph in (tf.Graph(), None):
+        with graph.as_default() if graph is not None else contextlib.nullcontext():
+            w, b = tf.Variable(w0), tf.Variable(b0)
+            opt = tf.compat.v1.train.GradientDescentOptimizer(0.05)
+
+            def loss(x):
+                return tf.reduce_mean(tf.square(x * w + b - ys))
+
+            if graph is not None:
+                x = tf.compat.v1.placeholder(tf.float32, [3])
+                train = opt.minimize(loss(x))
+                config = tf.compat.v1.ConfigProto()
+                if not rewrites:
+                    config.graph_options.rewrite_options.arithmetic_optimization = rewriter_config_pb2.RewriterConfig.OFF
+                with tf.compat.v1.Session(graph=graph, config=config) as sess:
+                    sess.run(tf.compat.v1.global_variables_initializer())
+                    for _ in range(3):
+                        sess.run(train, {x: xs})
+                    out.append(sess.run(w).tobytes() + sess.run(b).tobytes())
+            else:
+                @tf.function
+                def step(x):
+                    with tf.GradientTape() as tape:
+                        value = loss(x)
+                    opt.apply_gradients(zip(tape.gradient(value, [w, b]), [w, b]))
+
+                for _ in range(3):
+                    step(xs)
+                out.append(w.numpy().tobytes() + b.numpy().tobytes())
+    return out
+
+
+def test_session_arithmetic_rewrites_are_not_in_the_eager_step():
+    """A known difference TFC301 does not remove (measured, round 10): a TF 1 session runs grappler's
+    arithmetic optimization over the whole training graph, an eager step's function graph does not
+    get the same rewrites, and on elementwise models (`x * W + b` under a mean square: hunkim's
+    lab-02-1) the two then train a few ulps apart for some initial values. With the session's
+    arithmetic optimization off they agree for every seed: the cause is that rewrite, not the
+    gradients, the optimizer or the data. (The generated classifiers, matmul + bias, never showed
+    it: docs/fuzzing_eager.md.)"""
+    seeds = range(8)
+    default = [_session_and_eager(seed) for seed in seeds]
+    assert any(session != eager for session, eager in default), "the rewrite no longer changes any run"
+    for seed in seeds:
+        session, eager = _session_and_eager(seed, rewrites=False)
+        assert session == eager, seed

@@ -41,6 +41,10 @@ _BUILTINS = frozenset(dir(builtins))
 _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
 # Modules a forward pass may read besides TensorFlow (pure functions of constants).
 _PURE_MODULES = frozenset({"numpy", "math"})
+# Ops through which a model's variables must pass (TFC301 declines elementwise-only models).
+_WEIGHTED = frozenset({"matmul", "layers.dense", "layers.conv2d", "nn.conv2d", "nn.embedding_lookup",
+                       "nn.dynamic_rnn", "nn.rnn_cell.BasicLSTMCell", "nn.rnn_cell.GRUCell",
+                       "nn.rnn_cell.BasicRNNCell"})
 # Plotting and display modules: they build no TensorFlow op. A helper that calls into them and
 # reads no TensorFlow name is plain Python kept where it is (the tutorials' `plot_images`); the
 # forward pass may not call it (it would draw at every trace of the eager step).
@@ -676,6 +680,7 @@ class Reader:
         self.check_non_slot_order()
         self.check_unfed()
         self.check_batch_norm()
+        self.check_weighted()
         for kind, stmt in self.items:
             if kind != "forward" and self.nested_helpers:
                 used = names_of(stmt).read & set(self.nested_helpers)
@@ -697,6 +702,22 @@ class Reader:
             trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
             collection_scopes=self.collection_scopes,
         )
+
+    def check_weighted(self) -> None:
+        """The model multiplies its variables through a matmul, a convolution, a layer, an RNN cell or
+        an embedding lookup. A model of elementwise arithmetic on its variables alone (`x * W + b`) is
+        declined: measured, TF 1's session rewrites such arithmetic (grappler's arithmetic
+        optimization over the training graph) where the eager step's function graph does not, and
+        the two train a few ulps apart (tests/fuzz_eager/test_probes.py)."""
+        if any(self.path(c.func) in _WEIGHTED for c in calls_of(self.module)):
+            return
+        if any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply)
+               for n in _nodes_of(self.module, cst.BinaryOperation)):
+            return
+        raise Decline(self.session, "the model is elementwise arithmetic on its variables (no matmul, convolution, "
+                                    "layer, RNN cell or embedding): TF 1's session rewrites such arithmetic "
+                                    "(grappler) where the eager step does not, and the two train a few ulps apart "
+                                    "(measured)")
 
     def training_names(self) -> Set[str]:
         """Names of the training machinery (optimizers, train ops, initializers, global steps,

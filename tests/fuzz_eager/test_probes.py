@@ -95,13 +95,13 @@ def _session_and_eager(seed, rewrites=True):
 
 
 def test_session_arithmetic_rewrites_are_not_in_the_eager_step():
-    """A known difference TFC301 does not remove (measured, round 10): a TF 1 session runs grappler's
-    arithmetic optimization over the whole training graph, an eager step's function graph does not
-    get the same rewrites, and on elementwise models (`x * W + b` under a mean square: hunkim's
-    lab-02-1) the two then train a few ulps apart for some initial values. With the session's
-    arithmetic optimization off they agree for every seed: the cause is that rewrite, not the
-    gradients, the optimizer or the data. (The generated classifiers, matmul + bias, never showed
-    it: docs/fuzzing_eager.md.)"""
+    """Why TFC301 declines models of elementwise arithmetic on their variables (measured, round 10):
+    a TF 1 session runs grappler's arithmetic optimization over the whole training graph, an eager
+    step's function graph does not get the same rewrites, and on such a model (`x * W + b` under a
+    mean square: hunkim's lab-02-1) the two train a few ulps apart for most initial values. With
+    the session's arithmetic optimization off they agree for every seed: the cause is that rewrite,
+    not the gradients, the optimizer or the data. (The generated classifiers, matmul + bias, never
+    showed it: docs/fuzzing_eager.md.)"""
     seeds = range(8)
     default = [_session_and_eager(seed) for seed in seeds]
     assert any(session != eager for session, eager in default), "the rewrite no longer changes any run"

@@ -115,8 +115,8 @@ _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _INERT_LINE = re.compile(r"^[ \t]*(?:%(?:matplotlib|config|pip)\b[^${]*|![^${]*|[^#\n%!]*\?\??[ \t]*)$")
 INERT_SUFFIX = ":inert"
 _PLACEHOLDER_TAG = "tfclip-migrate:ipython-line"
-_BOUNDARY_TAG = "tfclip-migrate:cell-boundary"
-_BOUNDARY = "# " + _BOUNDARY_TAG + " {number}"
+BOUNDARY_TAG = "tfclip-migrate:cell-boundary"
+_BOUNDARY = "# " + BOUNDARY_TAG + " {number}"
 
 
 @dataclass
@@ -253,7 +253,7 @@ class Program:
         from codemods.engine.splice import split_lines
 
         lines = split_lines(new_source)
-        found = [(i, line.rstrip("\r\n")) for i, line in enumerate(lines) if _BOUNDARY_TAG in line]
+        found = [(i, line.rstrip("\r\n")) for i, line in enumerate(lines) if BOUNDARY_TAG in line]
         expected = [_BOUNDARY.format(number=part.number) for part in self.parts[1:]]
         for k, marker in enumerate(expected):
             here = found[k][1] if k < len(found) else None
@@ -320,4 +320,4 @@ def ipython_placeholder(comment: str) -> Optional[bool]:
 def has_boundary_tag(source: str) -> bool:
     """Whether user code already contains the boundary marker's tag (then no program
     can be split reliably)."""
-    return _BOUNDARY_TAG in source
+    return BOUNDARY_TAG in source

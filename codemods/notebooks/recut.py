@@ -19,8 +19,9 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from codemods.engine.splice import split_lines
+from codemods.notebooks.cells import BOUNDARY_TAG
 
-_MARKER = re.compile(r"# tfclip-migrate:cell-boundary (\d+)")
+_MARKER = re.compile("# " + re.escape(BOUNDARY_TAG) + r" (\d+)")
 
 
 def _marker_number(line: str) -> Optional[int]:
@@ -28,7 +29,7 @@ def _marker_number(line: str) -> Optional[int]:
     return int(match.group(1)) if match else None
 
 
-def _statement_spans(lines: List[str]) -> List[Tuple[int, int]]:
+def statement_spans(lines: List[str]) -> List[Tuple[int, int]]:
     """``(first, last)`` 0-based line indices of each top-level statement (decorators included),
     the first moved up over the comment lines directly above it."""
     tree = ast.parse("".join(lines))
@@ -39,6 +40,11 @@ def _statement_spans(lines: List[str]) -> List[Tuple[int, int]]:
             first -= 1
         spans.append((first, (stmt.end_lineno or stmt.lineno) - 1))
     return spans
+
+
+def cell_texts(program: str) -> List[str]:
+    """A notebook program's cells: the texts between its cell-boundary markers."""
+    return re.split("^" + _MARKER.pattern + r"\r?\n", program, flags=re.M)[::2]
 
 
 def _longest_in_order(found: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
@@ -82,7 +88,7 @@ def recut(old: str, new: str, note: str) -> str:
             code.append(line)
     if code and not code[-1].endswith(("\n", "\r")):
         code[-1] += "\n"
-    spans = _statement_spans(code)
+    spans = statement_spans(code)
     inside = set()
     for first, last in spans:
         inside.update(range(first + 1, last + 1))  # a cut there would split the statement

@@ -246,7 +246,7 @@ class SessionScriptEager(TfcCodemod):
             program = reader.read()
             code = emit(program, reader)
             if notebook:  # the cells run in order in one namespace: any cut between statements runs the same
-                from codemods.notebooks.recut import recut
+                from codemods.notebooks.recut import cell_texts, recut
 
                 moved = _moved_ipython_line(tree, code)
                 if moved is not None:
@@ -254,7 +254,7 @@ class SessionScriptEager(TfcCodemod):
                                   "or a step, and cannot move with them (give it a cell of its own)")
                 code = recut(tree.code, code, _MOVED_NOTE)
             # it must compile (`from __future__` still first): a notebook's cells, each on its own
-            for piece in (_cells(code) if notebook else [code]):
+            for piece in (cell_texts(code) if notebook else [code]):
                 compile(piece, "<the eager program>", "exec", dont_inherit=True)
             new = cst.parse_module(code)
         except Decline as decline:
@@ -286,18 +286,7 @@ def _ipython_line(tree: cst.Module):
     runs or binds Python code, a shell escape expanding a Python name), or None."""
     from codemods.notebooks.cells import ipython_placeholder
 
-    class Find(cst.CSTVisitor):
-        found = None
-
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-            comment = node.trailing_whitespace.comment
-            if self.found is None and comment is not None and ipython_placeholder(comment.value) is False:
-                self.found = node
-            return False
-
-    finder = Find()
-    tree.visit(finder)
-    return finder.found
+    return _placeholder_statement(tree, lambda comment: ipython_placeholder(comment) is False)
 
 
 def _moved_ipython_line(tree: cst.Module, code: str):
@@ -309,23 +298,21 @@ def _moved_ipython_line(tree: cst.Module, code: str):
                 if line[:1] in (" ", "\t") and ipython_placeholder(line) is not None}
     if not indented:
         return None
+    return _placeholder_statement(tree, indented.__contains__) or tree.body[0]
+
+
+def _placeholder_statement(tree: cst.Module, wanted):
+    """The first statement of ``tree`` whose trailing comment satisfies ``wanted``, or None."""
 
     class Find(cst.CSTVisitor):
         found = None
 
         def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
             comment = node.trailing_whitespace.comment
-            if self.found is None and comment is not None and comment.value in indented:
+            if self.found is None and comment is not None and wanted(comment.value):
                 self.found = node
             return False
 
     finder = Find()
     tree.visit(finder)
-    return finder.found or tree.body[0]
-
-
-def _cells(code: str):
-    """A notebook program's cells (the text between its cell-boundary markers)."""
-    import re
-
-    return re.split(r"^# tfclip-migrate:cell-boundary \d+\r?\n", code, flags=re.M)
+    return finder.found

@@ -35,15 +35,10 @@ def write(path: Path, cells) -> Path:
 def statement_cells(source: str):
     """One code cell per top-level statement (with the comments above it), a markdown cell
     after every third."""
-    import ast
+    from codemods.notebooks.recut import statement_spans
 
     lines = source.splitlines(keepends=True)
-    starts = []
-    for stmt in ast.parse(source).body:
-        first = stmt.lineno - 1
-        while first > 0 and lines[first - 1].lstrip().startswith("#") and (not starts or first - 1 > starts[-1]):
-            first -= 1
-        starts.append(first)
+    starts = [first for first, _ in statement_spans(lines)]
     starts[0] = 0
     cells = []
     for k, (a, b) in enumerate(zip(starts, starts[1:] + [len(lines)])):

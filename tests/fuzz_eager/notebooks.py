@@ -20,6 +20,7 @@ from typing import Any, List
 
 from codemods.api import Options, migrate_source
 from codemods.notebooks import cells as nbcells
+from codemods.notebooks.recut import statement_spans
 
 _INERT = ("%matplotlib inline", "!ls", "%config InlineBackend.figure_format = 'retina'")
 
@@ -28,13 +29,7 @@ def as_notebook(source: str, seed: int) -> str:
     """``source`` cut into code cells (a JSON text, nbformat 4)."""
     rng = random.Random(seed)
     lines = source.splitlines(keepends=True)
-    tree = ast.parse(source)
-    starts = []
-    for stmt in tree.body:
-        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]) - 1
-        while first > 0 and lines[first - 1].lstrip().startswith("#") and (not starts or first - 1 > starts[-1]):
-            first -= 1
-        starts.append(first)
+    starts = [first for first, _ in statement_spans(lines)]
     cuts = [0] + [s for s in starts[1:] if rng.random() < 0.5] + [len(lines)]
     cells: List[dict] = []
     if rng.random() < 0.3:

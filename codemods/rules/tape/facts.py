@@ -270,6 +270,18 @@ class ModuleFacts:
                 return anc
         return None
 
+    def in_compiled_function(self, node: cst.CSTNode) -> bool:
+        """``node`` is inside a function decorated with ``tf.function``: TF 2 code, where
+        ``tf.gradients`` runs in a graph context (TFC301 writes its steps so), not a TF 1 site."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                for decorator in anc.decorators:
+                    expr = decorator.decorator
+                    expr = expr.func if isinstance(expr, cst.Call) else expr
+                    if self.tf_names(expr) & {"tf.function", "tf.compat.v1.function", "tf.compat.v2.function"}:
+                        return True
+        return False
+
     def class_of(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
         for anc in self.ancestors(node):
             if isinstance(anc, cst.ClassDef):

@@ -92,11 +92,12 @@ class Planner:
         blocks = _BlockCollector()
         self.module.visit(blocks)
         for block in blocks.blocks:
-            self._plan_block(block)
+            if not (isinstance(block, cst.IndentedBlock) and self.facts.in_compiled_function(block)):
+                self._plan_block(block)
         calls = _GradientCalls()
         self.module.visit(calls)
         for call, method in calls.calls:
-            if id(call) not in self._handled:
+            if id(call) not in self._handled and not self.facts.in_compiled_function(call):
                 self._stray_call(call, method)
         self.plans = drop_overlaps(self.plans, self.declines)
         check_groups(self.facts, self.plans, self.declines)

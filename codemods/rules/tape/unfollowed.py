@@ -54,6 +54,8 @@ def unfollowed(planner: "Planner") -> List[Decline]:
     covered = {id(p.node) for p in planner.plans} | {id(d.node) for d in planner.declines}
     calls = _Calls()
     facts.module.visit(calls)
+    for found in (calls.computes, calls.applies, calls.gradients, calls.eager, calls.references):
+        found[:] = [node for node in found if not facts.in_compiled_function(node)]
     applies = [c for c in calls.applies if not _foreign(planner, c)]
     out: List[Decline] = []
     for call in calls.eager:

@@ -7,11 +7,11 @@ need graph mode). See what ``tfclip-migrate`` does with it:
 
 The whole script becomes an eager TF 2 program (TFC301, TensorFlow's "model mapping" recipe):
 the forward pass moves into a Keras layer whose ``call`` keeps the ``get_variable`` names, the
-``sess.run`` of the loop becomes one ``tf.function`` step with a tape, and the clipping is kept
-exactly:
+``sess.run`` of the loop becomes one ``tf.function`` step (``tf.compat.v1.gradients``, TF 1's
+gradient algorithm), and the clipping is kept exactly:
 
 * the encoder's ``compute_gradients`` -> ``tf.clip_by_global_norm`` -> ``apply_gradients``
-  (seed 000) runs on the tape's gradients;
+  (seed 000) runs on the step's gradients;
 * the decoder's ``tf.contrib.estimator.clip_gradients_by_norm`` optimizer, built in a helper
   (seed 002), becomes ``tfclip_compat.clip_gradients_by_norm`` around the same Adam;
 * ``tf.clip_by_value`` on the *inputs* is not gradient clipping: left alone.

@@ -10,8 +10,12 @@
   order, so gradient lists and global norms are summed in the same order;
 * TF 1's default initializers written out (``glorot_uniform`` kernels, ``zeros`` biases);
 * the ``tf.compat.v1.train`` optimizers kept (Keras optimizers round differently);
-* one ``tf.function`` per distinct ``sess.run``: a tape, the program's own gradient processing,
-  ``apply_gradients``; the other fetches returned; the initializer runs removed;
+* one ``tf.function`` per distinct ``sess.run``: ``tf.compat.v1.gradients`` (TF 1's algorithm, so
+  a tensor's gradients from several uses are summed in TF 1's order; a tape sums three or more in
+  another order, a few ulps apart), the program's own gradient processing, ``apply_gradients``;
+  the other fetches returned, and a tensor returned by a step that fetches only training ops
+  (grappler's constant folding runs its rewrites only on a function with a result, as TF 1's
+  session ran them on the graph whose fetch is the training op); the initializer runs removed;
 * every ``tf.<name>`` spelled ``tf.compat.v1.<name>`` unless TF 2 exports the same function.
 """
 
@@ -141,7 +145,7 @@ def emit(program: Program, reader: Reader) -> str:
     rename = _Rename(program, reader)
     fresh = reader.fresh
     model_cls, model = fresh("Model"), fresh("model")
-    tape, outputs, trainable = fresh("tape"), fresh("outputs"), fresh("trainable")
+    outputs, trainable = fresh("outputs"), fresh("trainable")
 
     # the forward pass, in program order, with the lifted losses where their train op was
     forward: List[cst.BaseStatement] = []
@@ -175,6 +179,7 @@ def emit(program: Program, reader: Reader) -> str:
     call_replace: Dict[int, cst.BaseExpression] = {}
     uses_fetched = False
     fetched = fresh("fetched")
+    discarded = _discarded_values(program.module)
     for key, fetch in program.eager_fetches.items():
         # ``sess.run(tf.argmax(labels, 1))`` of no graph tensor: the same ops, eagerly
         value = fetch.visit(rename)
@@ -196,10 +201,25 @@ def emit(program: Program, reader: Reader) -> str:
         if key not in steps:
             trains = [n for n in run.names if n in program.train_ops]
             steps[key] = fresh("train_step" if trains else "evaluate")
-            step_defs.extend(_step(program, rename, run, steps[key], model, tape, outputs, trainable, needed))
+            step_defs.extend(_step(program, rename, run, steps[key], model, outputs, trainable, needed))
         values = ", ".join(reader.module.code_for_node(run.feeds[p.name]) for p in _step_placeholders(program, run))
         call = f"{steps[key]}({values})"
-        if run.container is None:
+        if all(n in program.train_ops for n in run.names):
+            # the step returns a tensor only for grappler's sake: what Session.run returned is Nones
+            if id(run.call) in discarded:
+                text = call
+            elif run.container is None:
+                text = f"({call}, None)[1]"
+            else:
+                nones = ", ".join("None" for _ in run.names)
+                if run.container == "list":
+                    text = f"({call}, [{nones}])[1]"
+                elif run.container == "tuple":
+                    text = f"({call}, ({nones},))[1]"
+                else:
+                    keys = ", ".join(f"{reader.module.code_for_node(k)}: None" for k in run.keys)
+                    text = f"({call}, {{{keys}}})[1]"
+        elif run.container is None:
             text = call if run.names[0] in program.train_ops else f"{call}.numpy()"
         else:
             uses_fetched = True
@@ -426,7 +446,19 @@ def _step_placeholders(program: Program, run: RunSite) -> list:
             + [p for p in program.placeholders if p.optimizer_only and p.name in run.optimizer_feeds])
 
 
-def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str, tape: str,
+def _discarded_values(module: cst.Module) -> set:
+    """ids of the expressions whose value an expression statement discards (``sess.run(train)``)."""
+    found: set = set()
+
+    class _Visit(cst.CSTVisitor):
+        def visit_Expr(self, node: cst.Expr) -> None:
+            found.add(id(node.value))
+
+    module.visit(_Visit())
+    return found
+
+
+def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str,
           outputs: str, trainable: str, needed: List[str]) -> List[cst.BaseStatement]:
     alias = program.alias
     reader_code = program.module.code_for_node
@@ -450,13 +482,9 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
     else:
         doc = f"``sess.run({reader_code(run.call.args[0].value)})``"
     lines.append(f'    """{doc} as one eager step."""')
+    lines.append(f"    {outputs} = {model}({args})")
     if trains:
-        persistent = "persistent=True" if len(trains) > 1 else ""
-        lines.append(f"    with {alias}.GradientTape({persistent}) as {tape}:")
-        lines.append(f"        {outputs} = {model}({args})")
         lines.append(f"    {trainable} = [v for v in {model}.tf1_variables if v.trainable]")
-    else:
-        lines.append(f"    {outputs} = {model}({args})")
     used = [n for n in run.names if n in program.forward_names]
     for t in trains:
         for n in [t.loss] + (t.var_list or []) + t.var_reads:
@@ -475,7 +503,11 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
             results.append(f"{alias}.identity({n})")
         else:
             results.append(n)
-    if run.container is None:
+    if all(r == "None" for r in results):
+        lines.append("    # A tensor result: grappler's constant folding skips its rewrites in a function with none,")
+        lines.append("    # and TF 1's session ran them on this graph (measured). The caller drops it.")
+        lines.append(f"    return {alias}.constant(0)")
+    elif run.container is None:
         lines.append(f"    return {results[0]}")
     else:
         lines.append(f"    return [{', '.join(results)}]")
@@ -488,10 +520,10 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
             block.append(cst.parse_statement(f"{holder.name}.assign({holder.param})"))
         if t.compute_call is not None:
             wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
-            replacement = cst.parse_expression(f"list(zip({tape}.gradient({t.loss}, {wrt}), {wrt}))")
+            replacement = cst.parse_expression(f"list(zip({alias}.gradients({t.loss}, {wrt}), {wrt}))")
             if t.symbolic:
-                # ``tf.gradients(loss, tvars)``: a list of gradients, as the tape returns it
-                replacement = cst.parse_expression(f"{tape}.gradient({t.loss}, {t.var_reads[0]})")
+                # ``tf.gradients(loss, tvars)``: a list of gradients
+                replacement = cst.parse_expression(f"{alias}.gradients({t.loss}, {t.var_reads[0]})")
             for stmt in t.block:
                 if stmt is t.block[0]:
                     stmt = stmt.deep_replace(t.compute_call, replacement)
@@ -503,6 +535,6 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
             # a bare call: the step returns None for the training op, so its TF 1 name would be an
             # unused local (pyflakes F841) in the user's code
             block.append(cst.parse_statement(
-                f"{t.optimizer}.apply_gradients(zip({tape}.gradient({t.loss}, {wrt}), {wrt}){step})"))
+                f"{t.optimizer}.apply_gradients(zip({alias}.compat.v1.gradients({t.loss}, {wrt}), {wrt}){step})"))
     func = func.visit(_FillPass(block))
     return [func]

@@ -41,10 +41,15 @@ _BUILTINS = frozenset(dir(builtins))
 _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
 # Modules a forward pass may read besides TensorFlow (pure functions of constants).
 _PURE_MODULES = frozenset({"numpy", "math"})
-# Ops through which a model's variables must pass (TFC301 declines elementwise-only models).
-_WEIGHTED = frozenset({"matmul", "layers.dense", "layers.conv2d", "nn.conv2d", "nn.embedding_lookup",
-                       "nn.dynamic_rnn", "nn.rnn_cell.BasicLSTMCell", "nn.rnn_cell.GRUCell",
-                       "nn.rnn_cell.BasicRNNCell"})
+# Arithmetic grappler's arithmetic optimizer and constant folding regroup (TFC301's chain check):
+# ``tf.<path>`` -> (family, is an addition).
+_ARITHMETIC_CALLS = {"add": ("+", True), "math.add": ("+", True), "subtract": ("+", False),
+                     "math.subtract": ("+", False), "multiply": ("*", False), "math.multiply": ("*", False),
+                     "divide": ("*", False), "math.divide": ("*", False), "div": ("*", False),
+                     "truediv": ("*", False), "math.truediv": ("*", False), "realdiv": ("*", False)}
+# Reductions to a scalar (called with the tensor alone): the terms of a regularised loss.
+_REDUCTIONS = frozenset({"reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "nn.l2_loss",
+                         "math.reduce_mean", "math.reduce_sum", "math.reduce_max", "math.reduce_min"})
 # Plotting and display modules: they build no TensorFlow op. A helper that calls into them and
 # reads no TensorFlow name is plain Python kept where it is (the tutorials' `plot_images`); the
 # forward pass may not call it (it would draw at every trace of the eager step).
@@ -680,7 +685,7 @@ class Reader:
         self.check_non_slot_order()
         self.check_unfed()
         self.check_batch_norm()
-        self.check_weighted()
+        self.check_arithmetic_chains()
         for kind, stmt in self.items:
             if kind != "forward" and self.nested_helpers:
                 used = names_of(stmt).read & set(self.nested_helpers)
@@ -703,21 +708,223 @@ class Reader:
             collection_scopes=self.collection_scopes,
         )
 
-    def check_weighted(self) -> None:
-        """The model multiplies its variables through a matmul, a convolution, a layer, an RNN cell or
-        an embedding lookup. A model of elementwise arithmetic on its variables alone (`x * W + b`) is
-        declined: measured, TF 1's session rewrites such arithmetic (grappler's arithmetic
-        optimization over the training graph) where the eager step's function graph does not, and
-        the two train a few ulps apart (tests/fuzz_eager/test_probes.py)."""
-        if any(self.path(c.func) in _WEIGHTED for c in calls_of(self.module)):
-            return
-        if any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply)
-               for n in _nodes_of(self.module, cst.BinaryOperation)):
-            return
-        raise Decline(self.session, "the model is elementwise arithmetic on its variables (no matmul, convolution, "
-                                    "layer, RNN cell or embedding): TF 1's session rewrites such arithmetic "
-                                    "(grappler) where the eager step does not, and the two train a few ulps apart "
-                                    "(measured)")
+    def check_arithmetic_chains(self) -> None:
+        """Decline a chain of ``+``/``-`` (or ``*``/``/``) in the graph code that grappler may regroup
+        differently in TF 1's session and in the eager step's function (measured: the two then train
+        a few ulps apart; tests/fuzz_eager/test_probes.py). A chain is followed through names bound
+        once; its leaves are the operands that are not themselves in the chain. Declined:
+
+        * a sum of three or more tensors (an addition whose operand is an addition): the arithmetic
+          optimizer turns such trees into ``AddN`` groups chosen by shape and consumers;
+        * a constant (a literal, module-level data, ``tf.constant``...) in a chain with two or more
+          tensors: constant folding pushes it down the tree;
+        * the same tensor twice in a ``+``/``-`` chain of three or more leaves (merged, then regrouped).
+
+        A chain of one tensor and constants (``tf.log(1 - h + 1e-7)``) and a difference of a sum
+        (``tf.matmul(x, W) + b - y``) train the same (measured on generated chains)."""
+        code: List[cst.CSTNode] = [stmt for kind, stmt in self.items if kind in ("forward", "trainop")]
+        code += [expr for exprs in self.lifted.values() for _, expr in exprs]
+        code += list(self.late_forward) + [h for h in self.helpers.values() if all(h is not c for c in code)]
+        bound: Dict[str, List[cst.BaseExpression]] = {}
+        for node in code:
+            for assign in _nodes_of(node, cst.Assign):
+                for target in assign.targets:
+                    if isinstance(target.target, cst.Name):
+                        bound.setdefault(target.target.value, []).append(assign.value)
+                    else:  # unpacked, an item or an attribute: never followed
+                        for name in names_of(target.target).read | names_of(assign).bound:
+                            bound.setdefault(name, []).extend([target.target, target.target])
+            for other in _nodes_of(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr,
+                                          cst.FunctionDef, cst.CompFor, cst.Param)):
+                if isinstance(other, (cst.For, cst.CompFor, cst.NamedExpr)):
+                    names = names_of(other.target).read
+                elif isinstance(other, (cst.FunctionDef, cst.Param)):
+                    names = {other.name.value}
+                elif isinstance(other, cst.With):
+                    names = set().union(*[names_of(item.asname).bound for item in other.items if item.asname])
+                else:
+                    names = names_of(other).bound
+                for name in names:
+                    bound.setdefault(name, []).extend([other, other])  # bound otherwise: never followed
+        graph = self.graph_names()
+        data: Set[str] = set()  # module-level Python values (data, settings, modules): constants in the graph
+        for kind, stmt in self.items:
+            if kind in ("keep", "import"):
+                data |= names_of(stmt).bound
+        data -= graph | set(bound)
+
+        def operation(node: cst.BaseExpression) -> Optional[Tuple[str, bool, List[cst.BaseExpression]]]:
+            if isinstance(node, cst.BinaryOperation):
+                if isinstance(node.operator, (cst.Add, cst.Subtract)):
+                    return "+", isinstance(node.operator, cst.Add), [node.left, node.right]
+                if isinstance(node.operator, (cst.Multiply, cst.Divide)):
+                    return "*", False, [node.left, node.right]
+            if isinstance(node, cst.Call) and self.path(node.func) in _ARITHMETIC_CALLS and len(node.args) >= 2:
+                family, is_add = _ARITHMETIC_CALLS[self.path(node.func)]
+                return family, is_add, [a.value for a in node.args[:2]]
+            return None
+
+        def resolve(node: cst.BaseExpression, seen: Set[str]) -> Tuple[cst.BaseExpression, Set[str]]:
+            while isinstance(node, cst.Name) and node.value not in seen and len(bound.get(node.value, [])) == 1:
+                seen = seen | {node.value}
+                node = bound[node.value][0]
+            return node, seen
+
+        # a helper's parameters: what its call sites pass
+        params: Dict[int, Tuple[cst.FunctionDef, int, cst.Param]] = {}  # id(Name in the body) -> param
+        helpers: Dict[str, cst.FunctionDef] = {}
+        for node in code:
+            for func in _nodes_of(node, cst.FunctionDef):
+                known = helpers.get(func.name.value, func)
+                helpers[func.name.value] = func if known is func else None  # defined twice: unknown
+                plist = list(func.params.params)
+                for position, param in enumerate(plist):
+                    for name in _nodes_of(func.body, cst.Name):
+                        if name.value == param.name.value:
+                            params[id(name)] = (func, position, param)
+        sites: Dict[str, List[cst.Call]] = {}
+        for node in code:
+            for call in _nodes_of(node, cst.Call):
+                if isinstance(call.func, cst.Name) and call.func.value in helpers:
+                    sites.setdefault(call.func.value, []).append(call)
+
+        def param_kind(func: cst.FunctionDef, position: int, param: cst.Param, seen: Set[str]) -> str:
+            key = f"{func.name.value}#{position}"
+            calls = sites.get(func.name.value, [])
+            if key in seen or helpers.get(func.name.value) is not func or not calls:
+                return "U"
+            kinds = set()
+            for call in calls:
+                passed = [a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+                if any(a.star for a in call.args):
+                    return "U"
+                positional = [a for a in call.args if a.keyword is None]
+                if position < len(positional):
+                    passed.append(positional[position].value)
+                if not passed and param.default is not None:
+                    passed.append(param.default)
+                if len(passed) != 1:
+                    return "U"
+                kinds.add(kind_of(passed[0], seen | {key}))
+            return kinds.pop() if len(kinds) == 1 else "U"
+
+        def kind_of(node: cst.BaseExpression, seen: Set[str]) -> str:
+            """"C" (a constant in the graph), "T" (a tensor of the model) or "U" (unknown: either)."""
+            if isinstance(node, cst.Name) and id(node) in params:
+                return param_kind(*params[id(node)], seen)
+            if isinstance(node, cst.Name):
+                if node.value in data:
+                    return "C"
+                target, inner = resolve(node, seen)
+                kind = kind_of(target, inner) if target is not node else "U"
+                return "C" if kind == "C" else "T" if node.value in graph else kind
+            if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+                return "C"
+            parts: List[cst.BaseExpression] = []
+            if isinstance(node, cst.UnaryOperation):
+                parts = [node.expression]
+            elif isinstance(node, cst.BinaryOperation):
+                parts = [node.left, node.right]
+            elif isinstance(node, (cst.List, cst.Tuple)):
+                parts = [e.value for e in node.elements]
+            elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in data:
+                return "C"  # np.pi, config.scale
+            elif isinstance(node, cst.Call) and self.path(node.func) is not None:
+                path = self.path(node.func)
+                if (path in ("Variable", "get_variable") or path.startswith(_STATEFUL_PREFIXES)
+                        or path.startswith(_RANDOM) or "dropout" in path):
+                    return "T"  # a variable, a layer's output or random numbers: never folded
+                parts = [a.value for a in node.args]  # an op of constants is folded to a constant
+            else:
+                reads = names_of(node).read
+                return "T" if reads & graph else "U"
+            kinds = {kind_of(part, seen) for part in parts}
+            return "T" if "T" in kinds else "U" if "U" in kinds else "C"
+
+        def scalar(node: cst.BaseExpression, seen: Set[str]) -> bool:
+            """A scalar reduction (``tf.reduce_mean(...)``, ``tf.nn.l2_loss(w)``), a number times one, or
+            a ``+``/``-`` of them: a regularised loss's terms."""
+            node, seen = resolve(node, seen)
+            if isinstance(node, cst.Call) and self.path(node.func) in _REDUCTIONS:
+                return len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+                return scalar(node.expression, seen)
+            op = operation(node)
+            if op is None:
+                return False
+            left, right = op[2]
+            if op[0] == "*":
+                return (number(left, seen) and scalar(right, seen)) or (number(right, seen) and scalar(left, seen))
+            return scalar(left, seen) and scalar(right, seen)
+
+        def number(node: cst.BaseExpression, seen: Set[str]) -> bool:
+            """A number: a literal, or a name or ``tf.constant`` of one."""
+            node, seen = resolve(node, seen)
+            if isinstance(node, cst.UnaryOperation):
+                return number(node.expression, seen)
+            if isinstance(node, cst.Call) and self.path(node.func) == "constant" and len(node.args) == 1:
+                return number(node.args[0].value, seen)
+            return isinstance(node, (cst.Integer, cst.Float))
+
+        def leaves(node: cst.BaseExpression, family: str, seen: Set[str], out: list) -> bool:
+            """Collect the chain's leaves into ``out``; True when an addition has an addition operand."""
+            nested = False
+            op = operation(node)
+            assert op is not None and op[0] == family
+            for operand in op[2]:
+                target, names = resolve(operand, seen)
+                inner = operation(target)
+                if inner is not None and inner[0] == family and kind_of(target, names) != "C":
+                    nested |= op[1] and inner[1]
+                    nested |= leaves(target, family, names, out)
+                else:
+                    out.append((operand, kind_of(operand, seen)))
+            return nested
+
+        for node in code:
+            for aug in _nodes_of(node, cst.AugAssign):
+                if isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign,
+                                             cst.DivideAssign)) and "T" in (kind_of(aug.target, set()),
+                                                                             kind_of(aug.value, set())):
+                    raise Decline(aug, f"`{self.module.code_for_node(aug).strip()}` extends a chain of arithmetic "
+                                       "whose earlier terms the rule does not follow; grappler regroups some such "
+                                       "chains differently in TF 1's session and in the eager step's function, and "
+                                       "the two then train a few ulps apart (measured)")
+            for expr in _nodes_of(node, cst.BaseExpression):
+                op = operation(expr)
+                if op is None:
+                    continue
+                out: list = []
+                nested_add = leaves(expr, op[0], set(), out)
+                if len(out) < 3:
+                    continue
+                count = {k: sum(1 for _, kind in out if kind == k) for k in "CTU"}
+                tensors = [leaf for leaf, kind in out if kind != "C"]
+                text = self.module.code_for_node(expr)
+                sign = "`+`/`-`" if op[0] == "+" else "`*`/`/`"
+                # an unknown leaf may be either: decline when some reading of it is declined
+                # a sum of scalar reductions (a loss and its penalties) trains the same (measured)
+                scalars = op[0] == "+" and all(scalar(leaf, set()) for leaf in tensors)
+                if count["T"] + count["U"] >= 2 and count["C"] + count["U"] >= 1 and not scalars and (
+                        count["C"] >= 1 or count["T"] + count["U"] >= 3):
+                    if count["C"]:
+                        what = f"puts a constant in a chain of {sign} with two or more tensors"
+                    else:
+                        unknown = next(self.module.code_for_node(leaf) for leaf, kind in out if kind == "U")
+                        what = (f"is a chain of {sign} over three or more operands, and the rule cannot tell whether "
+                                f"`{unknown}` is a constant or a tensor; were it a constant")
+                    raise Decline(expr, f"`{text}` {what}: grappler's constant folding pushes a constant down such "
+                                        "a tree in TF 1's session and not the same way in the eager step's function, "
+                                        "and the two train a few ulps apart (measured)")
+                if nested_add and len(tensors) >= 3 and not scalars:
+                    raise Decline(expr, f"`{text}` adds three or more tensors in one chain: grappler's arithmetic "
+                                        "optimizer groups such a sum differently in TF 1's session and in the eager "
+                                        "step's function, and the two train a few ulps apart (measured)")
+                texts = [self.module.code_for_node(leaf) for leaf in tensors]
+                if op[0] == "+" and len(set(texts)) < len(texts) and not scalars:
+                    raise Decline(expr, f"`{text}` uses the same tensor twice in one chain of `+`/`-`: grappler merges "
+                                        "and regroups it differently in TF 1's session and in the eager step's "
+                                        "function, and the two train a few ulps apart (measured)")
 
     def training_names(self) -> Set[str]:
         """Names of the training machinery (optimizers, train ops, initializers, global steps,

@@ -34,6 +34,9 @@ OUTSIDE = ("monitored_session", "queue_runners", "tensor_by_name", "op_in_loop",
            "device_towers", "estimator")
 # Spliced into an inside program by its own stream (round 9), so that OUTSIDE's draws stay as they were.
 OUTSIDE_SPLICED = ("module_state",)
+# Chains grappler regroups differently in a session and in a tf.function (round 11): drawn by their
+# own stream inside the classifier, declined by TFC301's chain check.
+OUTSIDE_CHAINS = ("sum_of_three_tensors", "constant_in_chain")
 
 
 @dataclass
@@ -67,6 +70,7 @@ class _Gen:
         self.alt9x = random.Random(f"{seed}:{index}:round9-xavier")  # contrib's xavier initializer (round 9)
         self.alt9f = random.Random(f"{seed}:{index}:round9-factories")  # variable factories (round 9)
         self.alt10 = random.Random(f"{seed}:{index}:round10")  # `from __future__` imports (round 10)
+        self.alt11 = random.Random(f"{seed}:{index}:round11")  # shared weights, chains, training-only runs (round 11)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -258,6 +262,18 @@ def _train_site(g: _Gen, loss: str, opt: str, target: str, gstep: str, var_list:
             f"{target} = {opt}.apply_gradients(zip(grads, tvars){gstep})"]
 
 
+def _training_only_run(g: _Gen, outs: List[str], fetch: List[str]) -> List[str]:
+    """The loop's run: ``sess.run([train_op, loss...])``, or (round 11) a run of the training op
+    alone (TFC301's step then returns a tensor for grappler's sake) followed by an evaluation run."""
+    draw = g.alt11.random()
+    if draw < 0.3 and g.outside in (None,) + OUTSIDE_CHAINS:  # the other outside constructs splice this line
+        g.tags.add("run:training_only")
+        rest = ", ".join(fetch[1:])
+        return ["    sess.run(train_op, feed_dict=feed)",
+                f"    {', '.join(outs[1:])} = sess.run({'[' + rest + ']' if len(fetch) > 2 else rest}, feed_dict=feed)"]
+    return [f"    {', '.join(outs)} = sess.run([{', '.join(fetch)}], feed_dict=feed)"]
+
+
 def _classifier(g: _Gen) -> List[str]:
     """Data, placeholders, model, loss, optimizer, train op, session loop of a one-model script."""
     seq = g.pick("inputs", ["dense", "embedding"], [3, 1]) == "embedding"
@@ -345,6 +361,22 @@ def _classifier(g: _Gen) -> List[str]:
     else:
         lines += _model(g, "x", dim, classes)
     lines.append("")
+    # (round 11) a weight read three times (a recurrence unrolled by hand: a tape would sum its
+    # gradients in another order than TF 1), and chains TFC301 declines
+    if g.alt11.random() < 0.25:
+        g.tags.add("shared_weight:three_uses")
+        lines += ["with tf.variable_scope(\"recurrent\"):",
+                  f"    w_rec = tf.get_variable(\"w_rec\", [{classes}, {classes}])"]
+        lines += ["logits = tf.matmul(tf.tanh(logits), w_rec)"] * 3
+    if g.outside is None and g.alt11.random() < 0.12:
+        chain = g.alt11.choice(OUTSIDE_CHAINS)
+        g.outside = chain
+        lines.append(f"extra = tf.get_variable(\"extra\", [{classes}], initializer=tf.zeros_initializer())")
+        if chain == "sum_of_three_tensors":
+            lines.append(g.alt11.choice(["logits = tf.nn.relu(logits) + logits + extra",
+                                         "logits = tf.add(tf.add(logits, extra), tf.tanh(logits))"]))
+        else:
+            lines.append(g.alt11.choice(["logits = logits * 2.0 + extra - 0.5", "logits = 0.5 + (logits + extra)"]))
     if seq:
         lines.append("loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))")
         lines.append("accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.cast(tf.argmax(logits, 1), tf.int32), y), tf.float32))")
@@ -355,6 +387,11 @@ def _classifier(g: _Gen) -> List[str]:
         lines.append(g.r.choice([
             "loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits))",
             "loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))"]))
+        if g.alt11.random() < 0.25:  # (round 11) the tutorials' cross-entropy with a constant in its log
+            g.tags.add("loss:log_epsilon")
+            lines[-1] = g.alt11.choice([
+                "loss = -tf.reduce_mean(tf.reduce_sum(y * tf.log(tf.nn.softmax(logits) + 1e-7), axis=1))",
+                "loss = -tf.reduce_mean(y * tf.log(tf.sigmoid(logits) + 1e-7) + (1 - y) * tf.log(1 - tf.sigmoid(logits) + 1e-7))"])
         lines.append("accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), tf.argmax(y, 1)), tf.float32))")
     if g.r.random() < 0.15:
         g.tags.add("weight_decay")
@@ -413,7 +450,7 @@ def _classifier(g: _Gen) -> List[str]:
     loop += [f"for step in range({steps}):",
              f"    batch_x, batch_y = mnist.train.next_batch({batch})" if mnist else f"    start = (step * {batch}) % 32",
              "    feed = {" + ", ".join(train_feed) + "}",
-             f"    {', '.join(outs)} = sess.run([{', '.join(fetch)}], feed_dict=feed)",
+             *(_training_only_run(g, outs, fetch)),
              "    print(\"step\", step, \"loss\", repr(float(train_loss))"
              + (", \"accuracy\", repr(float(train_acc)))" if len(fetch) == 3 else ")")]
     eval_kind = g.pick("eval", ["run", "tensor_eval", "none"], [3, 1, 1])
@@ -430,6 +467,18 @@ def _classifier(g: _Gen) -> List[str]:
             session_arg = "session=sess, " if session == "explicit_close" else ""
             loop.append(f"        test_loss = loss.eval({session_arg}feed_dict={evals})")
             loop.append("        print(\"eval\", step, repr(float(test_loss)))")
+    # (round 11) two runs in one expression, and a plain printing helper the loop calls (TFC301
+    # keeps it module-level Python): only where no outside construct splices the loop
+    two_runs, printer = g.alt11.random() < 0.2, g.alt11.random() < 0.2
+    if g.outside in (None,) + OUTSIDE_CHAINS:
+        if two_runs and has_acc:
+            g.tags.add("run:two_in_one_expression")
+            loop.append("    print(\"check \" + str(sess.run(loss, feed_dict=feed)) + \" \" + "
+                        "str(sess.run(accuracy, feed_dict=feed)))")
+        if printer:
+            g.tags.add("helper:printing")
+            lines += ["def report(name, value):", "    print(name, repr(float(value)))", "", ""]
+            loop.append("    report(\"loss\", train_loss)")
     if gstep_kind != "none" and g.r.random() < 0.5:
         g.tags.add("fetch_global_step")
         loop.append("print(\"global step\", int(sess.run(global_step)))")
@@ -822,6 +871,8 @@ def program(seed: int, index: int) -> Program:
         body = {"gan": _gan, "plain": _plain, "classifier": _classifier}[kind](g)
         if outside is not None:
             body = _outside(g, outside, body)
+    if outside is None and g.outside is not None:  # (round 11) a chain drawn inside the classifier
+        outside = g.outside
     if outside is None and g.alt9.random() < 0.06:
         spliced = _module_state(g, body)
         if spliced is not None:

@@ -310,7 +310,10 @@ def _process_notebook(settings: Settings, display: str, data: bytes, report: Fil
         cell_number, diag = program.locate_diagnostic(diag)
         if not diag.applied and (notes and diag.fix is not FixSafety.NONE
                                  or unsafe_refusal is not None and diag.fix is FixSafety.UNSAFE):
-            diag = dataclasses.replace(diag, fix=FixSafety.NONE)  # `fix` cannot apply it here
+            # `fix` cannot apply it here; without TFC900 selected, the finding itself says why
+            why = notes[0] if notes and diag.fix is not FixSafety.NONE else unsafe_refusal
+            message = diag.message if settings.report_unparsable else f"{diag.message} (not applied: {why})"
+            diag = dataclasses.replace(diag, fix=FixSafety.NONE, message=message)
         report.findings.append(Finding(diag, cell_number))
     report.findings.sort(key=lambda f: (f.cell or 0, f.diagnostic.line, f.diagnostic.col, f.code))
     return new

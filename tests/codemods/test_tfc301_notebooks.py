@@ -131,3 +131,7 @@ def test_a_timeit_cell_is_never_changed(tmp_path, capsys):
     rc, out = run(capsys, "fix", "--select", "TFC301,TFC900", str(path))
     assert path.read_bytes() == data
     assert "runs under %%timeit" in out, out
+    # TFC301 alone selected: its finding says why it was not applied (no TFC900 line)
+    rc, out = run(capsys, "fix", "--select", "TFC301", str(path))
+    assert path.read_bytes() == data
+    assert "TFC900" not in out and "(model mapping) (not applied: cell" in out and "%%timeit" in out, out

@@ -6,13 +6,13 @@ bit-identical; one that uses the Keras 3 layer / optimizer is caught in one step
 
 from __future__ import annotations
 
-import operator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.fuzz_eager._side import decode
+from tests.fuzz_eager.chains import differing
 
 PROBES = Path(__file__).parent / "probes"
 
@@ -50,65 +50,8 @@ def test_keras3_adam_is_caught_on_the_duplicated_embedding_row(harness):
     np.testing.assert_array_equal(tf1[[0, 2, 4]], keras3[[0, 2, 4]])
 
 
-def _session_and_eager(seed, expression, *, rows=None, gradients="tf", result=True, rewrites=True):
-    """A loss ``expression`` of ``x`` [rows, 3], ``y`` [rows, 1] (fed), ``W`` [3, 1], ``b`` [1],
-    ``W2`` [3, 3] and the numpy constants ``XC``, ``YC``, trained 3 steps by plain gradient descent
-    as a TF 1 session runs it (grappler's rewrites on or, ``rewrites=False``, arithmetic
-    optimization and constant folding off) and as TFC301's eager step does (a ``tf.function``
-    over the placeholders' shapes; ``gradients="tf"``: ``tf.compat.v1.gradients``, ``"tape"``: a tape;
-    ``result``: the step returns a tensor). The final bytes of every variable, for each side."""
-    import contextlib
-
-    import tensorflow as tf
-    from tensorflow.core.protobuf import rewriter_config_pb2
-
-    rng = np.random.RandomState(seed)
-    values = [rng.uniform(-1, 1, shape).astype(np.float32) for shape in ([3, 1], [1], [3, 3])]
-    XS, YS = rng.randn(4, 3).astype(np.float32), rng.rand(4, 1).astype(np.float32)
-    out = []
-    for graph in (tf.Graph(), None):
-        with graph.as_default() if graph is not None else contextlib.nullcontext():
-            variables = [tf.Variable(v) for v in values]
-            opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
-
-            def loss(x, y):
-                scope = dict(zip(["W", "b", "W2"], variables), x=x, y=y, XC=XS, YC=YS, tf=tf)
-                return eval(expression, {}, scope)
-
-            if graph is not None:
-                x, y = tf.compat.v1.placeholder(tf.float32, [rows, 3]), tf.compat.v1.placeholder(tf.float32, [rows, 1])
-                train = opt.minimize(loss(x, y))
-                config = tf.compat.v1.ConfigProto()
-                if not rewrites:
-                    options = config.graph_options.rewrite_options
-                    options.arithmetic_optimization = options.constant_folding = rewriter_config_pb2.RewriterConfig.OFF
-                with tf.compat.v1.Session(graph=graph, config=config) as sess:
-                    sess.run(tf.compat.v1.global_variables_initializer())
-                    for _ in range(3):
-                        sess.run(train, {x: XS, y: YS})
-                    out.append([v.tobytes() for v in sess.run(variables)])
-            else:
-                @tf.function(input_signature=[tf.TensorSpec([rows, 3], tf.float32), tf.TensorSpec([rows, 1], tf.float32)])
-                def step(x, y):
-                    if gradients == "tape":
-                        with tf.GradientTape() as tape:
-                            value = loss(x, y)
-                        grads = tape.gradient(value, variables)
-                    else:
-                        value = loss(x, y)
-                        grads = tf.compat.v1.gradients(value, variables)
-                    opt.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
-                    if result:
-                        return tf.constant(0)
-
-                for _ in range(3):
-                    step(XS, YS)
-                out.append([v.numpy().tobytes() for v in variables])
-    return out
-
-
 def _differing(expression, seeds=range(6), **options):
-    return [seed for seed in seeds if operator.ne(*_session_and_eager(seed, expression, **options))]
+    return differing(expression, seeds, **options)
 
 
 LOGISTIC = ("-tf.reduce_mean(y * tf.math.log(tf.sigmoid(tf.matmul(x, W) + b) + 1e-7)"
@@ -154,3 +97,51 @@ def test_grappler_regroups_chains_that_tfc301_declines(expression):
 def test_chains_tfc301_keeps_train_the_same(expression):
     for rows in (None, 4):
         assert not _differing(expression, rows=rows)
+
+
+CHAIN_PROGRAM = '''import numpy as np
+import tensorflow as tf
+
+XC = np.ones((4, 3), np.float32)
+YC = np.ones((4, 1), np.float32)
+x = tf.placeholder(tf.float32, [4, 3])
+y = tf.placeholder(tf.float32, [4, 1])
+W = tf.get_variable("W", [3, 1])
+b = tf.get_variable("b", [1])
+W2 = tf.get_variable("W2", [3, 3])
+loss = {expression}
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    sess.run(train_op, {{x: XC, y: YC}})
+'''
+
+
+def test_the_chain_check_declines_every_measured_chain_that_trained_differently():
+    """``probes/chains.txt`` (``python -m tests.fuzz_eager.chains``: random chains, each trained the
+    TF 1 way and the TFC301 way on three seeds): as a TFC301 program, every chain that trained
+    differently on some seed is declined by the chain check (no TensorFlow needed here), and the
+    check is not blanket: most chains measured equal are migrated."""
+    import libcst as cst
+
+    from codemods.rules.eager.model import Decline, Reader
+
+    outcomes = {}
+    for line in (PROBES / "chains.txt").read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        count, family, expression = line.split(" ", 2)
+        try:
+            Reader(cst.parse_module(CHAIN_PROGRAM.format(expression=expression))).read()
+            verdict = "migrated"
+        except Decline as decline:
+            verdict = "declined" if "chain" in decline.reason else decline.reason
+        assert verdict in ("migrated", "declined"), (expression, verdict)  # no other reason on these programs
+        assert not (int(count) and verdict == "migrated"), f"trained differently, yet migrated: {expression}"
+        outcomes.setdefault((family, int(count) > 0, verdict), 0)
+        outcomes[(family, int(count) > 0, verdict)] = outcomes[(family, int(count) > 0, verdict)] + 1
+    equal = sum(n for (_, differs, _), n in outcomes.items() if not differs)
+    kept = sum(n for (_, differs, verdict), n in outcomes.items() if not differs and verdict == "migrated")
+    assert sum(n for (_, differs, _), n in outcomes.items() if differs) >= 20, outcomes  # the file has some
+    assert kept >= equal / 2, outcomes

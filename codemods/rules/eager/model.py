@@ -829,6 +829,12 @@ class Reader:
                 parts = [e.value for e in node.elements]
             elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in data:
                 return "C"  # np.pi, config.scale
+            elif isinstance(node, cst.Subscript):  # a slice of data is data; of a tensor, a tensor
+                reads: Set[str] = set()
+                for element in node.slice:
+                    reads |= names_of(element).read
+                kinds = {kind_of(node.value, seen)} | {"T" if n in graph else "C" if n in data else "U" for n in reads}
+                return "T" if "T" in kinds else "U" if "U" in kinds else "C"
             elif isinstance(node, cst.Call) and self.path(node.func) is not None:
                 path = self.path(node.func)
                 if (path in ("Variable", "get_variable") or path.startswith(_STATEFUL_PREFIXES)

@@ -21,7 +21,7 @@ SAME_IN_TF2 = frozenset({
 FORWARD = SAME_IN_TF2 | frozenset({
     "constant", "expand_dims", "nn.sigmoid", "nn.softmax", "nn.tanh", "ones_like", "squeeze", "transpose",
     "zeros_like",
-    "bool", "argmax", "divide", "equal", "greater", "less", "log", "log1p", "logical_and",
+    "bool", "argmax", "divide", "truediv", "div", "equal", "greater", "less", "log", "log1p", "logical_and",
     "logical_not", "logical_or", "negative", "pow", "reduce_max", "reduce_mean", "reduce_min",
     "reduce_sum", "rsqrt", "sign", "softplus", "split", "tile", "where", "gather", "one_hot",
     "nn.elu", "nn.leaky_relu", "nn.log_softmax", "nn.relu6", "nn.softplus", "nn.l2_loss",

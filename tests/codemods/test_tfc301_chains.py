@@ -99,3 +99,19 @@ def test_a_python_counter_in_a_helper_is_not_tensor_arithmetic():
     body = ("def head(t):\n    n = 0\n    n += 1\n    return t * n\n\n\n"
             "loss = tf.reduce_mean(tf.square(head(h) - y))")
     assert read(body).train_ops
+
+
+@pytest.mark.parametrize("body", [
+    "loss = tf.reduce_mean(tf.square(sum([b, tf.sigmoid(h), h]) - y))",  # 0 + b + sigmoid(h) + h (measured: differs)
+    "loss = tf.reduce_mean(tf.square(sum(t for t in [b, h]) - y))",  # a sequence the rule does not follow
+])
+def test_pythons_sum_of_tensors_is_a_chain(body):
+    assert "chain" in reason(body)
+
+
+@pytest.mark.parametrize("body", [
+    "loss = tf.reduce_mean(tf.square(h - y)) + 1e-3 * sum(tf.nn.l2_loss(v) for v in [w, v])",  # weight decay
+    "loss = tf.reduce_mean(tf.square(h * sum([1.0, 2.0]) - y))",  # numbers
+])
+def test_pythons_sum_of_scalar_reductions_or_numbers_is_kept(body):
+    assert read(body).train_ops

@@ -887,6 +887,56 @@ class Reader:
                     out.append((operand, kind_of(operand, seen)))
             return nested
 
+        def decide(expr: cst.BaseExpression, family: str, out: list, nested_add: bool) -> None:
+            """Decline the chain at ``expr`` (its ``out`` leaves with their kinds) if grappler may
+            regroup it (see above)."""
+            if len(out) < 3:
+                return
+            count = {k: sum(1 for _, kind in out if kind == k) for k in "CTU"}
+            tensors = [leaf for leaf, kind in out if kind != "C"]
+            text = self.module.code_for_node(expr)
+            sign = "`+`/`-`" if family == "+" else "`*`/`/`"
+            # an unknown leaf may be either: decline when some reading of it is declined
+            # a sum of scalar reductions (a loss and its penalties) trains the same (measured)
+            scalars = family == "+" and all(scalar(leaf, set()) for leaf in tensors)
+            if count["T"] + count["U"] >= 2 and count["C"] + count["U"] >= 1 and not scalars and (
+                    count["C"] >= 1 or count["T"] + count["U"] >= 3):
+                if count["C"]:
+                    what = f"puts a constant in a chain of {sign} with two or more tensors"
+                else:
+                    unknown = next(self.module.code_for_node(leaf) for leaf, kind in out if kind == "U")
+                    what = (f"is a chain of {sign} over three or more operands, and the rule cannot tell whether "
+                            f"`{unknown}` is a constant or a tensor; were it a constant")
+                raise Decline(expr, f"`{text}` {what}: grappler's constant folding pushes a constant down such "
+                                    "a tree in TF 1's session and not the same way in the eager step's function, "
+                                    "and the two train a few ulps apart (measured)")
+            if nested_add and len(tensors) >= 3 and not scalars:
+                raise Decline(expr, f"`{text}` adds three or more tensors in one chain: grappler's arithmetic "
+                                    "optimizer groups such a sum differently in TF 1's session and in the eager "
+                                    "step's function, and the two train a few ulps apart (measured)")
+            texts = [self.module.code_for_node(leaf) for leaf in tensors]
+            if family == "+" and len(set(texts)) < len(texts) and not scalars:
+                raise Decline(expr, f"`{text}` uses the same tensor twice in one chain of `+`/`-`: grappler merges "
+                                    "and regroups it differently in TF 1's session and in the eager step's "
+                                    "function, and the two train a few ulps apart (measured)")
+
+        def python_sum(expr: cst.Call) -> None:
+            """Python's ``sum(items[, start])`` builds ``start + items[0] + items[1] ...``: a chain."""
+            items = expr.args[0].value
+            start: cst.BaseExpression = expr.args[1].value if len(expr.args) > 1 else cst.Integer("0")
+            if isinstance(items, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement)
+                                                                     for e in items.elements):
+                out = [(e.value, kind_of(e.value, set())) for e in items.elements] + [(start, kind_of(start, set()))]
+                decide(expr, "+", out, True)
+                return
+            element = items.elt if isinstance(items, (cst.GeneratorExp, cst.ListComp)) else items
+            if scalar(element, set()) or kind_of(element, set()) == "C":
+                return  # a sum of scalar reductions (weight decay), or of numbers
+            raise Decline(expr, f"`{self.module.code_for_node(expr)}` adds the items of a sequence the rule does not "
+                                "follow in one chain (Python's `sum`); grappler regroups some such sums "
+                                "differently in TF 1's session and in the eager step's function, and the two then "
+                                "train a few ulps apart (measured)")
+
         for node in code:
             for aug in _nodes_of(node, cst.AugAssign):
                 if isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign,
@@ -897,40 +947,16 @@ class Reader:
                                        "chains differently in TF 1's session and in the eager step's function, and "
                                        "the two then train a few ulps apart (measured)")
             for expr in _nodes_of(node, cst.BaseExpression):
+                if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "sum" \
+                        and expr.args and "sum" not in bound and "sum" not in data:
+                    python_sum(expr)
+                    continue
                 op = operation(expr)
                 if op is None:
                     continue
                 out: list = []
                 nested_add = leaves(expr, op[0], set(), out)
-                if len(out) < 3:
-                    continue
-                count = {k: sum(1 for _, kind in out if kind == k) for k in "CTU"}
-                tensors = [leaf for leaf, kind in out if kind != "C"]
-                text = self.module.code_for_node(expr)
-                sign = "`+`/`-`" if op[0] == "+" else "`*`/`/`"
-                # an unknown leaf may be either: decline when some reading of it is declined
-                # a sum of scalar reductions (a loss and its penalties) trains the same (measured)
-                scalars = op[0] == "+" and all(scalar(leaf, set()) for leaf in tensors)
-                if count["T"] + count["U"] >= 2 and count["C"] + count["U"] >= 1 and not scalars and (
-                        count["C"] >= 1 or count["T"] + count["U"] >= 3):
-                    if count["C"]:
-                        what = f"puts a constant in a chain of {sign} with two or more tensors"
-                    else:
-                        unknown = next(self.module.code_for_node(leaf) for leaf, kind in out if kind == "U")
-                        what = (f"is a chain of {sign} over three or more operands, and the rule cannot tell whether "
-                                f"`{unknown}` is a constant or a tensor; were it a constant")
-                    raise Decline(expr, f"`{text}` {what}: grappler's constant folding pushes a constant down such "
-                                        "a tree in TF 1's session and not the same way in the eager step's function, "
-                                        "and the two train a few ulps apart (measured)")
-                if nested_add and len(tensors) >= 3 and not scalars:
-                    raise Decline(expr, f"`{text}` adds three or more tensors in one chain: grappler's arithmetic "
-                                        "optimizer groups such a sum differently in TF 1's session and in the eager "
-                                        "step's function, and the two train a few ulps apart (measured)")
-                texts = [self.module.code_for_node(leaf) for leaf in tensors]
-                if op[0] == "+" and len(set(texts)) < len(texts) and not scalars:
-                    raise Decline(expr, f"`{text}` uses the same tensor twice in one chain of `+`/`-`: grappler merges "
-                                        "and regroups it differently in TF 1's session and in the eager step's "
-                                        "function, and the two train a few ulps apart (measured)")
+                decide(expr, op[0], out, nested_add)
 
     def training_names(self) -> Set[str]:
         """Names of the training machinery (optimizers, train ops, initializers, global steps,

@@ -50,10 +50,6 @@ def test_keras3_adam_is_caught_on_the_duplicated_embedding_row(harness):
     np.testing.assert_array_equal(tf1[[0, 2, 4]], keras3[[0, 2, 4]])
 
 
-def _differing(expression, seeds=range(6), **options):
-    return differing(expression, seeds, **options)
-
-
 LOGISTIC = ("-tf.reduce_mean(y * tf.math.log(tf.sigmoid(tf.matmul(x, W) + b) + 1e-7)"
             " + (1 - y) * tf.math.log(1 - tf.sigmoid(tf.matmul(x, W) + b) + 1e-7))")
 SHARED_THREE_TIMES = "tf.reduce_mean(tf.square(tf.matmul(tf.tanh(tf.matmul(tf.tanh(tf.matmul(tf.tanh(tf.matmul(x, W2)), W2)), W2)), W) - y))"
@@ -65,9 +61,9 @@ def test_a_step_without_a_tensor_result_misses_the_sessions_constant_folding():
     tensor result has none, so ``tf.log(1 - p + 1e-7)`` is folded in TF 1's session (whose fetch is
     the training op) and not in the step, and the two train a few ulps apart. With a tensor result
     they agree for every seed; with the session's rewrites off they agree too."""
-    assert _differing(LOGISTIC, result=False), "a step with no result no longer differs"
-    assert not _differing(LOGISTIC, result=True)
-    assert not _differing(LOGISTIC, result=False, rewrites=False)
+    assert differing(LOGISTIC, result=False), "a step with no result no longer differs"
+    assert not differing(LOGISTIC, result=True)
+    assert not differing(LOGISTIC, result=False, rewrites=False)
 
 
 def test_a_tape_sums_three_uses_of_a_weight_in_another_order():
@@ -75,8 +71,8 @@ def test_a_tape_sums_three_uses_of_a_weight_in_another_order():
     read at three places (a recurrence unrolled by hand) gets three gradients, which TF 1's
     ``tf.gradients`` and a ``GradientTape`` add in different orders; ``tf.compat.v1.gradients`` inside
     the ``tf.function`` is TF 1's algorithm and trains bit for bit the same."""
-    assert _differing(SHARED_THREE_TIMES, gradients="tape"), "the tape no longer differs"
-    assert not _differing(SHARED_THREE_TIMES, gradients="tf")
+    assert differing(SHARED_THREE_TIMES, gradients="tape"), "the tape no longer differs"
+    assert not differing(SHARED_THREE_TIMES, gradients="tf")
 
 
 @pytest.mark.parametrize("expression", [
@@ -87,7 +83,7 @@ def test_grappler_regroups_chains_that_tfc301_declines(expression):
     """What TFC301's chain check declines (``Reader.check_arithmetic_chains``): even with
     TF 1's gradients and a tensor result, grappler regroups these chains differently in the session
     and in the step (placeholders of a fixed batch size), and the two train a few ulps apart."""
-    assert _differing(expression, rows=4), "the chain no longer differs"
+    assert differing(expression, rows=4), "the chain no longer differs"
 
 
 @pytest.mark.parametrize("expression", [
@@ -96,7 +92,7 @@ def test_grappler_regroups_chains_that_tfc301_declines(expression):
 ])
 def test_chains_tfc301_keeps_train_the_same(expression):
     for rows in (None, 4):
-        assert not _differing(expression, rows=rows)
+        assert not differing(expression, rows=rows)
 
 
 CHAIN_PROGRAM = '''import numpy as np

@@ -26,7 +26,7 @@ from typing import Dict, List, Tuple
 import libcst as cst
 
 from codemods.rules.eager import tfnames
-from codemods.rules.eager.model import Program, RunSite, Reader, dotted, mnist_loader_import
+from codemods.rules.eager.model import Program, RunSite, Reader, dotted, mnist_loader_import, nodes_of
 
 LEGACY_KERAS_COMMENT = "# tf.compat.v1.layers and track_tf1_style_variables need tf-keras (TF 2.16+)"
 
@@ -179,7 +179,8 @@ def emit(program: Program, reader: Reader) -> str:
     call_replace: Dict[int, cst.BaseExpression] = {}
     uses_fetched = False
     fetched = fresh("fetched")
-    discarded = _discarded_values(program.module)
+    # ids of the values expression statements discard (``sess.run(train)`` on a line of its own)
+    discarded = {id(e.value) for e in nodes_of(program.module, cst.Expr)}
     for key, fetch in program.eager_fetches.items():
         # ``sess.run(tf.argmax(labels, 1))`` of no graph tensor: the same ops, eagerly
         value = fetch.visit(rename)
@@ -206,19 +207,10 @@ def emit(program: Program, reader: Reader) -> str:
         call = f"{steps[key]}({values})"
         if all(n in program.train_ops for n in run.names):
             # the step returns a tensor only for grappler's sake: what Session.run returned is Nones
-            if id(run.call) in discarded:
-                text = call
-            elif run.container is None:
-                text = f"({call}, None)[1]"
-            else:
-                nones = ", ".join("None" for _ in run.names)
-                if run.container == "list":
-                    text = f"({call}, [{nones}])[1]"
-                elif run.container == "tuple":
-                    text = f"({call}, ({nones},))[1]"
-                else:
-                    keys = ", ".join(f"{reader.module.code_for_node(k)}: None" for k in run.keys)
-                    text = f"({call}, {{{keys}}})[1]"
+            nones = ", ".join("None" for _ in run.names)
+            returned = {None: "None", "list": f"[{nones}]", "tuple": f"({nones},)"}.get(run.container) or (
+                "{" + ", ".join(f"{reader.module.code_for_node(k)}: None" for k in run.keys) + "}")
+            text = call if id(run.call) in discarded else f"({call}, {returned})[1]"
         elif run.container is None:
             text = call if run.names[0] in program.train_ops else f"{call}.numpy()"
         else:
@@ -446,18 +438,6 @@ def _step_placeholders(program: Program, run: RunSite) -> list:
             + [p for p in program.placeholders if p.optimizer_only and p.name in run.optimizer_feeds])
 
 
-def _discarded_values(module: cst.Module) -> set:
-    """ids of the expressions whose value an expression statement discards (``sess.run(train)``)."""
-    found: set = set()
-
-    class _Visit(cst.CSTVisitor):
-        def visit_Expr(self, node: cst.Expr) -> None:
-            found.add(id(node.value))
-
-    module.visit(_Visit())
-    return found
-
-
 def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str,
           outputs: str, trainable: str, needed: List[str]) -> List[cst.BaseStatement]:
     alias = program.alias
@@ -520,10 +500,10 @@ def _step(program: Program, rename: _Rename, run: RunSite, name: str, model: str
             block.append(cst.parse_statement(f"{holder.name}.assign({holder.param})"))
         if t.compute_call is not None:
             wrt = f"[{', '.join(t.var_list)}]" if t.var_list is not None else (t.var_list_name or trainable)
-            replacement = cst.parse_expression(f"list(zip({alias}.gradients({t.loss}, {wrt}), {wrt}))")
+            replacement = cst.parse_expression(f"list(zip({alias}.compat.v1.gradients({t.loss}, {wrt}), {wrt}))")
             if t.symbolic:
                 # ``tf.gradients(loss, tvars)``: a list of gradients
-                replacement = cst.parse_expression(f"{alias}.gradients({t.loss}, {t.var_reads[0]})")
+                replacement = cst.parse_expression(f"{alias}.compat.v1.gradients({t.loss}, {t.var_reads[0]})")
             for stmt in t.block:
                 if stmt is t.block[0]:
                     stmt = stmt.deep_replace(t.compute_call, replacement)

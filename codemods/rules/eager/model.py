@@ -324,7 +324,7 @@ class _Nodes(cst.CSTVisitor):
         return True
 
 
-def _nodes_of(node: cst.CSTNode, kind: type) -> list:
+def nodes_of(node: cst.CSTNode, kind: type) -> list:
     visitor = _Nodes(kind)
     node.visit(visitor)
     return visitor.found
@@ -339,14 +339,14 @@ def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
         return target.value if isinstance(target, cst.Name) else None
 
     found: List[Tuple[str, cst.CSTNode]] = []
-    for call in _nodes_of(node, cst.Call):
+    for call in nodes_of(node, cst.Call):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
             name = base(func.value)
             if name is not None:
                 found.append((name, call))
-    targets = ([t.target for t in _nodes_of(node, cst.AssignTarget)] + [a.target for a in _nodes_of(node, cst.AugAssign)]
-               + [a.target for a in _nodes_of(node, cst.AnnAssign)] + [d.target for d in _nodes_of(node, cst.Del)])
+    targets = ([t.target for t in nodes_of(node, cst.AssignTarget)] + [a.target for a in nodes_of(node, cst.AugAssign)]
+               + [a.target for a in nodes_of(node, cst.AnnAssign)] + [d.target for d in nodes_of(node, cst.Del)])
     for target in targets:
         for part in ([e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]):
             if isinstance(part, (cst.Subscript, cst.Attribute)):
@@ -544,7 +544,7 @@ class Reader:
         self.optimizer_code: Dict[str, str] = {}  # get_collection(TRAINABLE_VARIABLES, scope) calls
         self.schedules: Set[str] = set()  # names bound once to a learning-rate schedule of the global step
         self.var_lists: Set[str] = set()  # names bound once by ``name = tf.trainable_variables()``
-        self.global_names = {n.name.value for g in _nodes_of(module, cst.Global) for n in g.names}
+        self.global_names = {n.name.value for g in nodes_of(module, cst.Global) for n in g.names}
 
     # names and paths
 
@@ -594,7 +594,7 @@ class Reader:
         # variable is created (its numbers need not match: initial values are TF 1's distributions,
         # and a seed need not draw the same numbers eagerly); its own arguments must be constants.
         initializer_paths = {id(a) for sub in skip for a in _Calls.attributes_of(sub)}
-        for arg in _nodes_of(node, cst.Arg):
+        for arg in nodes_of(node, cst.Arg):
             if (arg.keyword is not None and arg.keyword.value.endswith("initializer") and isinstance(arg.value, cst.Call)
                     and self.path(arg.value.func) in tfnames.INITIALIZERS):
                 for inner in arg.value.args:
@@ -718,23 +718,26 @@ class Reader:
           optimizer turns such trees into ``AddN`` groups chosen by shape and consumers;
         * a constant (a literal, module-level data, ``tf.constant``...) in a chain with two or more
           tensors: constant folding pushes it down the tree;
-        * the same tensor twice in a ``+``/``-`` chain of three or more leaves (merged, then regrouped).
+        * the same tensor twice in a ``+``/``-`` chain of three or more leaves (merged, then regrouped);
+        * an augmented assignment of tensors (``h += b``: the chain it extends is not followed);
+        * Python's ``sum`` over tensors (``0 + a + b + c``), unless of scalar reductions or numbers.
 
         A chain of one tensor and constants (``tf.log(1 - h + 1e-7)``) and a difference of a sum
-        (``tf.matmul(x, W) + b - y``) train the same (measured on generated chains)."""
+        (``tf.matmul(x, W) + b - y``) train the same, and so do sums of scalar reductions (a loss and
+        its penalties), measured on generated chains (tests/fuzz_eager/probes/chains.txt)."""
         code: List[cst.CSTNode] = [stmt for kind, stmt in self.items if kind in ("forward", "trainop")]
         code += [expr for exprs in self.lifted.values() for _, expr in exprs]
         code += list(self.late_forward) + [h for h in self.helpers.values() if all(h is not c for c in code)]
         bound: Dict[str, List[cst.BaseExpression]] = {}
         for node in code:
-            for assign in _nodes_of(node, cst.Assign):
+            for assign in nodes_of(node, cst.Assign):
                 for target in assign.targets:
                     if isinstance(target.target, cst.Name):
                         bound.setdefault(target.target.value, []).append(assign.value)
                     else:  # unpacked, an item or an attribute: never followed
                         for name in names_of(target.target).read | names_of(assign).bound:
                             bound.setdefault(name, []).extend([target.target, target.target])
-            for other in _nodes_of(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr,
+            for other in nodes_of(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr,
                                           cst.FunctionDef, cst.CompFor, cst.Param)):
                 if isinstance(other, (cst.For, cst.CompFor, cst.NamedExpr)):
                     names = names_of(other.target).read
@@ -774,17 +777,17 @@ class Reader:
         params: Dict[int, Tuple[cst.FunctionDef, int, cst.Param]] = {}  # id(Name in the body) -> param
         helpers: Dict[str, cst.FunctionDef] = {}
         for node in code:
-            for func in _nodes_of(node, cst.FunctionDef):
+            for func in nodes_of(node, cst.FunctionDef):
                 known = helpers.get(func.name.value, func)
                 helpers[func.name.value] = func if known is func else None  # defined twice: unknown
                 plist = list(func.params.params)
                 for position, param in enumerate(plist):
-                    for name in _nodes_of(func.body, cst.Name):
+                    for name in nodes_of(func.body, cst.Name):
                         if name.value == param.name.value:
                             params[id(name)] = (func, position, param)
         sites: Dict[str, List[cst.Call]] = {}
         for node in code:
-            for call in _nodes_of(node, cst.Call):
+            for call in nodes_of(node, cst.Call):
                 if isinstance(call.func, cst.Name) and call.func.value in helpers:
                     sites.setdefault(call.func.value, []).append(call)
 
@@ -938,7 +941,7 @@ class Reader:
                                 "train a few ulps apart (measured)")
 
         for node in code:
-            for aug in _nodes_of(node, cst.AugAssign):
+            for aug in nodes_of(node, cst.AugAssign):
                 if isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign,
                                              cst.DivideAssign)) and "T" in (kind_of(aug.target, set()),
                                                                              kind_of(aug.value, set())):
@@ -946,7 +949,7 @@ class Reader:
                                        "whose earlier terms the rule does not follow; grappler regroups some such "
                                        "chains differently in TF 1's session and in the eager step's function, and "
                                        "the two then train a few ulps apart (measured)")
-            for expr in _nodes_of(node, cst.BaseExpression):
+            for expr in nodes_of(node, cst.BaseExpression):
                 if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "sum" \
                         and expr.args and "sum" not in bound and "sum" not in data:
                     python_sum(expr)
@@ -1141,7 +1144,7 @@ class Reader:
             if bad:
                 raise Decline(stmt, f"helper `{name}` reads `{sorted(bad)[0]}` (an optimizer, train op, "
                                     "initializer, global step or learning-rate schedule)")
-            if stmt.decorators or _nodes_of(stmt, cst.Global) or _nodes_of(stmt, cst.Nonlocal):
+            if stmt.decorators or nodes_of(stmt, cst.Global) or nodes_of(stmt, cst.Nonlocal):
                 raise Decline(stmt, f"helper `{name}` reads the module-level tensor `{sorted(hit)[0]}` and is "
                                     "decorated or declares `global`/`nonlocal` names")
             self.helpers[name] = stmt
@@ -1174,7 +1177,7 @@ class Reader:
 
     def _call_sites(self, name: str) -> Optional[List[cst.Call]]:
         """The calls of the module-level function ``name``, when every reference to it is one."""
-        refs = [n for n in _nodes_of(self.module, cst.Name) if n.value == name]
+        refs = [n for n in nodes_of(self.module, cst.Name) if n.value == name]
         sites = [c for c in calls_of(self.module) if isinstance(c.func, cst.Name) and c.func.value == name]
         return sites if len(refs) == len(sites) + 1 else None  # (+1: the def's own name)
 
@@ -1291,7 +1294,7 @@ class Reader:
             if not (isinstance(base.value, cst.Name) and base.value.value == "object") or base.keyword is not None:
                 raise Decline(stmt, f"the class `{name}` that builds graph ops derives from "
                                     f"`{self.module.code_for_node(base.value)}` (only `object` is followed)")
-        if _nodes_of(stmt, cst.Global) or _nodes_of(stmt, cst.Nonlocal):
+        if nodes_of(stmt, cst.Global) or nodes_of(stmt, cst.Nonlocal):
             raise Decline(stmt, f"the class `{name}` that builds graph ops declares `global`/`nonlocal` names")
         text = self.module.code_for_node(stmt)
         if ".minimize(" in text or "Optimizer" in text or "compute_gradients" in text or "apply_gradients" in text \
@@ -1647,7 +1650,7 @@ class Reader:
     def _owner(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The helper function or class (of this module's top level) whose body holds ``node``."""
         for stmt in self.module.body:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and any(n is node for n in _nodes_of(stmt, type(node))):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and any(n is node for n in nodes_of(stmt, type(node))):
                 return stmt
         return None
 
@@ -1668,12 +1671,12 @@ class Reader:
             return self._argument_sources(owner.name.value, params.index(expr.value), expr.value, depth)
         if isinstance(owner, cst.ClassDef) and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
                 and expr.value.value == "self":
-            stores = [n for n in _nodes_of(owner, cst.Assign) if len(n.targets) == 1
+            stores = [n for n in nodes_of(owner, cst.Assign) if len(n.targets) == 1
                       and isinstance(n.targets[0].target, cst.Attribute)
                       and isinstance(n.targets[0].target.value, cst.Name) and n.targets[0].target.value.value == "self"
                       and n.targets[0].target.attr.value == expr.attr.value]
             init = next((f for f in owner.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
-            if len(stores) != 1 or init is None or not any(n is stores[0] for n in _nodes_of(init, cst.Assign)):
+            if len(stores) != 1 or init is None or not any(n is stores[0] for n in nodes_of(init, cst.Assign)):
                 return None
             value = stores[0].value
             params = [p.name.value for p in init.params.params]
@@ -1691,7 +1694,7 @@ class Reader:
         than by calling it."""
         out: Set[str] = set()
         calls = [c for c in calls_of(self.module) if isinstance(c.func, cst.Name) and c.func.value == callee]
-        uses = [n for n in _nodes_of(self.module, cst.Name) if n.value == callee]
+        uses = [n for n in nodes_of(self.module, cst.Name) if n.value == callee]
         if not calls or len(uses) != len(calls) + 1:  # the `def`/`class` name itself, and the calls
             return None
         for c in calls:
@@ -1750,14 +1753,14 @@ class Reader:
         for call in calls_of(stmt):
             if self.path(call.func) == "get_variable" or id(call) in self.variable_rewrites:
                 self.variable_names |= names.bound  # conservative: every name the statement binds
-        for line in _nodes_of(stmt, cst.SimpleStatementLine):
+        for line in nodes_of(stmt, cst.SimpleStatementLine):
             assign = _single_assign(line)
             if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
                     and self.path(assign[1].func) in _VARIABLE_MAKERS and self.bind_counts.get(assign[0].value, 0) == 1
                     and assign[0].value not in self.global_names and _trainable_by_default(assign[1])):
                 self.direct_variables.add(assign[0].value)
         # comprehension targets are local to their comprehension, unless the statement also assigns them
-        assigned = {n for t in _nodes_of(stmt, cst.AssignTarget) for n in names_of(t).bound}
+        assigned = {n for t in nodes_of(stmt, cst.AssignTarget) for n in names_of(t).bound}
         self.forward_names |= names.bound - (comprehension_targets(stmt) - assigned)
 
     def _trainable_collection(self, call: cst.Call) -> Optional[str]:
@@ -2387,7 +2390,7 @@ class Reader:
         it was, so every feed value is computed when TF 1 computed it."""
         placeholders = {p.name for p in self.placeholders}
         keysets: Dict[str, List[List[str]]] = {}
-        for line in _nodes_of(session, cst.SimpleStatementLine):
+        for line in nodes_of(session, cst.SimpleStatementLine):
             assign = _single_assign(line)
             if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Dict):
                 continue
@@ -2883,7 +2886,7 @@ def _block_as_with(body: Sequence[cst.BaseStatement], module: cst.Module, origin
     if _module_bindings(module).get(name, 0) != 1:
         why[id(stmt)] = f"`{name}` is bound more than once (which session a `run` uses depends on more than order)"
         return None
-    for other in _nodes_of(module, cst.FunctionDef) + _nodes_of(module, cst.ClassDef) + _nodes_of(module, cst.Lambda):
+    for other in nodes_of(module, cst.FunctionDef) + nodes_of(module, cst.ClassDef) + nodes_of(module, cst.Lambda):
         if name in names_of(other).read:
             why[id(stmt)] = f"{what} is used inside a function or class (when it runs is not the script's order)"
             return None

@@ -476,7 +476,9 @@ def _main(argv: Sequence[str], parser: argparse.ArgumentParser, reporter: Report
         reporter.finish(None, EXIT_ERROR, summary=False)
         return EXIT_ERROR
     except Exception as exc:  # a bug: exit 2 with one clear line (and valid JSON)
-        reporter.error(None, f"internal error: {type(exc).__name__}: {exc} (rerun with --jobs 1 to narrow it down)")
+        from codemods.cli.process import describe_internal_error
+
+        reporter.error(None, f"internal error: {describe_internal_error(exc)} (rerun with --jobs 1 to narrow it down)")
         if not reporter.finished:
             _signals.stop_raising()
             reporter.finish(None, EXIT_ERROR, summary=False)

@@ -419,10 +419,32 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None,
         report.new = report.diff = None
     except Exception as exc:  # a rule crashed: report it, leave the file alone, go on
         report.status = "error"
-        report.reason = f"internal error, file left untouched: {type(exc).__name__}: {exc}"
+        report.reason = f"internal error, file left untouched: {describe_internal_error(exc)}"
         report.findings = []
         report.new = report.diff = None
     return report
+
+
+def describe_internal_error(exc: BaseException, limit: int = 200) -> str:
+    """One line for a bug report: the exception's type, the first line of its text (cut to
+    ``limit`` characters: a ``KeyError`` on a syntax node prints the whole node) and the innermost
+    frame of our own code, ``codemods/.../module.py:line``."""
+    import os
+    import traceback
+
+    import codemods
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    root = os.path.dirname(os.path.dirname(os.path.abspath(codemods.__file__)))
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(os.path.join(root, "codemods") + os.sep):
+            where = f" (at {os.path.relpath(path, root).replace(os.sep, '/')}:{frame.lineno})"
+            break
+    return f"{type(exc).__name__}: {text}{where}" if text else f"{type(exc).__name__}{where}"
 
 
 def crashed(settings: Settings, target: Target, how: str) -> FileReport:

@@ -204,6 +204,14 @@ class TfcCodemod(Command):
             raise RuntimeError("position() is only available while the rule transforms a module")
         return wrapper.resolve(PositionProvider)[node]
 
+    def locatable(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is part of the module being transformed (has a position to report at);
+        a node a rule built itself has none."""
+        if PositionProvider in self.metadata:
+            return node in self.metadata[PositionProvider]
+        wrapper = self.context.wrapper
+        return wrapper is not None and node in wrapper.resolve(PositionProvider)
+
     @classmethod
     def may_apply(cls, source: str) -> bool:
         """The text stage of the pre-pass: False means this rule cannot fire on ``source``."""

@@ -270,6 +270,8 @@ class SessionScriptEager(TfcCodemod):
             node = decline.node if not isinstance(decline.node, cst.Module) else None
             node = origin.get(id(node), node)
             reason = why.get(id(node), decline.reason)
+            if node is not None and not self.locatable(node):  # a copy the reader made: say it, not crash
+                node = tree.body[0] if tree.body else None
             if node is not None:
                 self.report(node, f"session script not migrated to eager TF 2: {reason} "
                                   "(manual edit required)", fix=FixSafety.NONE)

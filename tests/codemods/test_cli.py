@@ -170,7 +170,25 @@ class TestExitCodes:
         monkeypatch.setattr(discovery_mod, "discover", broken)
         rc, _, err = run(capsys, "check", ".")
         assert rc == 2
-        assert err == "tfclip-migrate: error: internal error: RuntimeError: worker died (rerun with --jobs 1 to narrow it down)\n"
+        assert re.fullmatch(r"tfclip-migrate: error: internal error: RuntimeError: worker died "
+                            r"\(at codemods/cli/app\.py:\d+\) \(rerun with --jobs 1 to narrow it down\)\n", err)
+
+    def test_internal_error_is_one_short_line(self, tree, capsys, monkeypatch):
+        """An exception whose text is a whole syntax tree (a KeyError on a node) is reported as its
+        first line, cut to 200 characters, with the innermost frame of our code to file a bug by."""
+        import codemods.cli.process as process_mod
+
+        def handler(*args, **kwargs):
+            raise KeyError("SimpleStatementLine(\n    body=[\n" + "x" * 5000 + "\n])")
+
+        monkeypatch.setattr(process_mod, "_process_python", handler)
+        write(tree / "a.py", "x = 1\n")
+        rc, _, err = run(capsys, "check", ".", "-j1")
+        assert rc == 2
+        line = err.strip().splitlines()[0]
+        assert line.startswith("tfclip-migrate: error: a.py: internal error, file left untouched: KeyError: ")
+        assert "xxx" in line and len(line) < 400 and "body=[" not in line.split("KeyError: ")[1][30:]
+        assert "(at codemods/cli/process.py:" in line
 
     def test_internal_error_exits_2_file_untouched(self, tree, capsys):
         """A crashing rule leaves its file byte-identical, the run goes on, exit 2."""
@@ -178,7 +196,7 @@ class TestExitCodes:
         write(tree / "ok.py", LEGACY)
         rc, _, err = run(capsys, "fix", ".", "-j1")
         assert rc == 2
-        assert "boom.py: internal error, file left untouched: RuntimeError: rule exploded" in err
+        assert "boom.py: internal error, file left untouched: RuntimeError: rule exploded (at codemods/" in err
         assert (tree / "boom.py").read_text() == "boom_clip(1)\n"
         assert (tree / "ok.py").read_text() == FIXED
 

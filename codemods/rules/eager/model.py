@@ -2257,8 +2257,11 @@ class Reader:
             raise Decline(call, "a `var_list` naming a variable twice")
         return names
 
-    def check_processing(self, stmt: cst.CSTNode, skip: Optional[cst.Call] = None) -> None:
-        node = stmt if skip is None else stmt.deep_replace(skip, cst.Name("None"))
+    def check_processing(self, stmt: cst.CSTNode, skip: Optional[cst.Call] = None,
+                         skip_as: Optional[cst.BaseExpression] = None) -> None:
+        """Declines on ``stmt`` itself: ``skip`` (read as ``skip_as``, default ``None``) is left out
+        of the check, on a copy the decline never names (it has no place in the file)."""
+        node = stmt if skip is None else stmt.deep_replace(skip, skip_as or cst.Name("None"))
         self.check_forward(node, tfnames.PROCESSING, "gradient processing")
         names = names_of(node)
         local = comprehension_targets(node)
@@ -2295,7 +2298,7 @@ class Reader:
         if pending is None or not (isinstance(func.value, cst.Name) and func.value.value == pending.optimizer):
             raise Decline(stmt, "`apply_gradients` that does not follow the same optimizer's `compute_gradients`")
         pending.global_step = self.global_step_kw(call, ("global_step", "name"))
-        self.check_processing(stmt.deep_replace(call, cst.Call(func=cst.Name("apply_gradients"), args=call.args)))
+        self.check_processing(stmt, skip=call, skip_as=cst.Call(func=cst.Name("apply_gradients"), args=call.args))
         self.block_names.discard(name)
         pending.name = name
         pending.block.append(stmt)

@@ -1,0 +1,58 @@
+"""A TFC301 decline is a finding in the file, never an internal error: the reader checks some
+statements on a copy (``apply_gradients`` read as a plain call) and must decline on the statement
+itself; a decline on a node that has no place in the file is reported at the first statement."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.cli import main
+from codemods.rules.eager import model
+
+# The policy-gradient "gradient buffer": gradients fetched in one run, summed in numpy, fed back
+# through placeholders into `apply_gradients` (awjuliani's DeepRL notebooks).
+BUFFER = '''import numpy as np
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 4])
+W1 = tf.get_variable("W1", shape=[4, 1])
+loss = tf.reduce_mean(tf.square(tf.matmul(x, W1)))
+tvars = tf.trainable_variables()
+adam = tf.train.AdamOptimizer(learning_rate=0.01)
+W1Grad = tf.placeholder(tf.float32, name="batch_grad1")
+batchGrad = [W1Grad]
+newGrads = tf.gradients(loss, tvars)
+updateGrads = adam.apply_gradients(zip(batchGrad, tvars))
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for i in range(3):
+        g = sess.run(newGrads, feed_dict={x: np.ones((2, 4))})
+        sess.run(updateGrads, feed_dict={W1Grad: g[0]})
+'''
+
+
+def check(tmp_path, capsys, source):
+    path = tmp_path / "script.py"
+    path.write_text(source)
+    rc = main(["check", "--isolated", "--no-cache", "-j1", "--select", "TFC301", str(path)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err, path
+
+
+def test_a_gradient_buffer_is_declined_at_its_apply(tmp_path, capsys):
+    rc, out, err, path = check(tmp_path, capsys, BUFFER)
+    assert "internal error" not in err and rc == 1
+    assert (f"{path}:12:1: TFC301 session script not migrated to eager TF 2: the gradient processing reads "
+            "the tensor `batchGrad` (manual edit required)") in out
+    assert path.read_text() == BUFFER
+
+
+def test_a_decline_on_a_node_outside_the_file_is_still_a_finding(tmp_path, capsys, monkeypatch):
+    def read(self):
+        raise model.Decline(cst.parse_statement("x = 1\n"), "a reason on a copy")
+
+    monkeypatch.setattr(model.Reader, "read", read)
+    rc, out, err, path = check(tmp_path, capsys, BUFFER)
+    assert "internal error" not in err and rc == 1
+    assert f"{path}:1:1: TFC301 session script not migrated to eager TF 2: a reason on a copy" in out

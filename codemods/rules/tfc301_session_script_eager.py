@@ -18,7 +18,9 @@ class SessionScriptEager(TfcCodemod):
     `tf.compat.v1.keras.utils.track_tf1_style_variables` (`get_variable`, `variable_scope` and
     `tf.compat.v1.layers` keep their TF 1 names and reuse); placeholders become arguments; each
     distinct `sess.run` becomes a `tf.function` step (`tf.compat.v1.gradients`, the program's own
-    gradient processing kept exactly, `apply_gradients`); initializer runs disappear. The
+    gradient processing kept exactly, `apply_gradients`); initializer runs disappear (each variable is
+    initialized once, when the model is built: an initializer run after training, or inside a loop,
+    branch or `with` of the session block, would reset trained weights in TF 1, and is declined). The
     `tf.compat.v1.train` optimizers are kept (a Keras optimizer rounds differently), TF 1's default
     initializers are written out, and the output sets `TF_USE_LEGACY_KERAS=1` before importing
     TensorFlow (it needs the `tf-keras` package on TF 2.16+).

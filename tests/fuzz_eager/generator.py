@@ -37,6 +37,9 @@ OUTSIDE_SPLICED = ("module_state",)
 # Chains grappler regroups differently in a session and in a tf.function (round 11): drawn by their
 # own stream inside the classifier, declined by TFC301's chain check.
 OUTSIDE_CHAINS = ("sum_of_three_tensors", "constant_in_chain")
+# Initializer runs that reset trained variables (round 12): drawn by their own stream in the
+# classifier's session block; TFC301 drops an initializer run only before any training, run once.
+OUTSIDE_INIT = ("init_after_training", "init_in_loop")
 
 
 @dataclass
@@ -71,6 +74,7 @@ class _Gen:
         self.alt9f = random.Random(f"{seed}:{index}:round9-factories")  # variable factories (round 9)
         self.alt10 = random.Random(f"{seed}:{index}:round10")  # `from __future__` imports (round 10)
         self.alt11 = random.Random(f"{seed}:{index}:round11")  # shared weights, chains, training-only runs (round 11)
+        self.alt12 = random.Random(f"{seed}:{index}:round12")  # initializer runs (round 12)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -519,6 +523,19 @@ def _classifier(g: _Gen) -> List[str]:
             metric = "tf.reduce_mean(tf.abs(logits - y))"
         loop += [f"final_metric = {metric}",
                  "print(\"final\", repr(float(sess.run(final_metric, feed_dict={" + ", ".join(eval_feed) + "}))))"]
+    # (round 12) initializer runs: a second one before training (dropped, as TF 1 initializes the
+    # same variables again), one after training (it resets the weights TF 1 then trains again) or
+    # one in a loop of trials (each trial starts over): the last two are outside the class
+    draw = g.alt12.random()
+    if g.outside is None and draw < 0.12:
+        g.tags.add("init:twice_before_training")
+        loop.insert(2, "    " + init)
+    elif g.outside is None and draw < 0.2:
+        construct = g.alt12.choice(OUTSIDE_INIT)
+        g.outside = construct
+        if construct == "init_after_training":
+            return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:] + [init.strip()] + loop[2:]]
+        return lines + [loop[0], "    for trial in range(2):", "    " + loop[1]] + ["        " + s for s in loop[2:]]
     return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
 
 

@@ -532,6 +532,7 @@ class Reader:
         self.factory_names: List[str] = []  # literal `name=` values the call sites give
         self.name_needs: Dict[str, List[str]] = {}
         self._session_depth = 0  # compound statements around the session statement being read
+        self._trained = False  # a run of a training op has been read in the session block
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.display_helpers: Dict[str, str] = {}  # plain helpers calling plotting modules -> the module name
@@ -2438,14 +2439,14 @@ class Reader:
         sess = self.session_name
         expr = _expr_stmt(stmt)
         if isinstance(expr, cst.Call) and self._is_init_run(expr):
-            self.dropped_runs.append(expr)
+            self.drop_init_run(expr)
             return
         if isinstance(expr, cst.Call) and self._is_run(expr) and not self._is_eval(expr):
             fetch = _arg(expr, 0, "fetches")
             if fetch is not None and self._is_init(fetch):
                 if len(expr.args) != 1:
                     raise Decline(expr, "the initializer run with feeds or options")
-                self.dropped_runs.append(expr)
+                self.drop_init_run(expr)
                 return
         if isinstance(stmt, (cst.For, cst.While, cst.If, cst.With)):
             header: List[cst.CSTNode] = []
@@ -2470,6 +2471,17 @@ class Reader:
         if isinstance(stmt, (cst.Try, cst.FunctionDef, cst.ClassDef)) and sess in names_of(stmt).read:
             raise Decline(stmt, "the session is used inside a try/def/class in the session block")
         self.plain_with_runs(stmt, stmt)
+
+    def drop_init_run(self, call: cst.Call) -> None:
+        """An initializer run goes: the eager program initializes each variable once, when the model
+        is built. That is what TF 1 did only for a run before any training, run once."""
+        if self._trained:
+            raise Decline(call, "an initializer run after a training run (it resets the trained variables; the "
+                                "eager program initializes them once)")
+        if self._session_depth:
+            raise Decline(call, "an initializer run inside a loop, branch or `with` of the session block (it may "
+                                "reset the variables, or not run; the eager program initializes them once)")
+        self.dropped_runs.append(call)
 
     def _is_run(self, call: cst.Call) -> bool:
         func = call.func
@@ -2640,6 +2652,7 @@ class Reader:
         else:
             raise Decline(call, "fetches that are not a name, a list/tuple of names or a dict of string keys to names")
         trains = [n for n in names if n in self.train_ops]
+        self._trained = self._trained or bool(trains)
         for n in names:
             if n in self.train_ops or n in self.forward_names:
                 continue

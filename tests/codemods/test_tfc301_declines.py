@@ -56,3 +56,56 @@ def test_a_decline_on_a_node_outside_the_file_is_still_a_finding(tmp_path, capsy
     rc, out, err, path = check(tmp_path, capsys, BUFFER)
     assert "internal error" not in err and rc == 1
     assert f"{path}:1:1: TFC301 session script not migrated to eager TF 2: a reason on a copy" in out
+
+
+# A variable's `assign` built in the graph and run after each step (manual weight decay).
+ASSIGN = '''import numpy as np
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 2])
+W = tf.get_variable("W", [2, 1])
+loss = tf.reduce_mean(tf.square(tf.matmul(x, W)))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+{shrink}
+xs = np.ones((4, 2), np.float32)
+
+
+def normalize(m):
+    return (m - m.min(axis=0)) / m.max(axis=0)
+
+
+class Head(object):
+    def __init__(self, units):
+        self.units = units
+
+    def _dense(self, h):
+        return tf.layers.dense(h, self.units)
+
+    def __call__(self, h):
+        return self._dense(h)
+
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(3):
+        sess.run(train_op, feed_dict={{x: normalize(xs)}})
+        sess.run(shrink, feed_dict={{x: xs}})
+'''
+
+
+def test_a_variables_assign_in_the_graph_is_declined(tmp_path, capsys):
+    for shrink, method in [("shrink = W.assign(W * 0.9)", "assign"),
+                           ("shrink = [v.assign_sub(v * 0.1) for v in tf.trainable_variables()]", "assign_sub"),
+                           ("w_ref = W\nshrink = w_ref.assign(w_ref * 0.9)", "assign")]:
+        rc, out, err, path = check(tmp_path, capsys, ASSIGN.format(shrink=shrink))
+        assert f"TFC301 session script not migrated to eager TF 2: `.{method}(...)` in the forward pass on " in out, out
+        assert "which may be a graph tensor or variable" in out
+
+
+def test_numpy_helpers_shapes_and_a_class_calling_its_own_methods_are_not_declined(tmp_path, capsys):
+    """The method check declines only on values that may be graph tensors: a numpy helper's
+    `m.min()`, `W.get_shape().as_list()` and `self._dense(h)` in a class do not decline
+    (fixtures/TFC301/model_class uses its class in the forward pass)."""
+    source = ASSIGN.format(shrink="shrink = tf.reshape(W, [W.get_shape().as_list()[0], 1])")
+    rc, out, err, path = check(tmp_path, capsys, source)
+    assert "TFC301 [*] TF 1 session script -> eager TF 2 program" in out, out

@@ -65,6 +65,9 @@ _STATEFUL_PREFIXES = ("layers.", "nn.rnn_cell.", "initializers.")
 _STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dynamic_rnn", "nn.dropout"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
+# Methods of a graph tensor or variable the forward pass may call: they read its static shape (no
+# op, no state). Every other method declines (`assign` would run at every call of the eager model).
+_VALUE_METHODS = frozenset({"get_shape", "as_list"})
 _VARIABLE_MAKERS = frozenset({"get_variable"})
 # Learning-rate schedules of the global step: under eager execution ``tf.compat.v1.train.<schedule>``
 # returns a callable, which a v1 optimizer calls at every ``apply_gradients`` (before it increments
@@ -356,6 +359,18 @@ def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
     return found
 
 
+def _in_place_changes(body: Sequence[cst.BaseStatement]) -> Dict[str, List[Tuple[float, cst.CSTNode]]]:
+    """Every in-place change of a module-level statement (:func:`_changed_objects`), by name: at
+    the statement's index, or at infinity inside a function or class (it runs when called)."""
+    out: Dict[str, List[Tuple[float, cst.CSTNode]]] = {}
+    for index, stmt in enumerate(body):
+        deferred = {id(at) for d in nodes_of(stmt, cst.FunctionDef) + nodes_of(stmt, cst.ClassDef)
+                    + nodes_of(stmt, cst.Lambda) for _, at in _changed_objects(d)}
+        for name, at in _changed_objects(stmt):
+            out.setdefault(name, []).append((float("inf") if id(at) in deferred else float(index), at))
+    return out
+
+
 def mnist_loader_import(small: cst.BaseSmallStatement) -> Optional[cst.BaseSmallStatement]:
     """TF 1's MNIST tutorial loader imported (``from tensorflow.examples.tutorials.mnist import
     input_data [as n]``, ``import tensorflow.examples.tutorials.mnist.input_data as n``, ``from
@@ -433,6 +448,53 @@ def _trainable_by_default(call: cst.Call) -> bool:
     positional = [a for a in call.args if a.keyword is None]
     return len(positional) < 6 and not any(a.star for a in call.args) and not any(
         a.keyword is not None and a.keyword.value == "trainable" for a in call.args)
+
+
+def _all_params(params: cst.Parameters) -> List[cst.Param]:
+    """Every parameter: positional-only, plain, keyword-only, ``*args`` and ``**kwargs``."""
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    return out + [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+
+
+class _Bindings(cst.CSTVisitor):
+    """``(names bound, the value they are bound from)`` for every binding form in a subtree."""
+
+    def __init__(self) -> None:
+        self.found: List[Tuple[Set[str], cst.CSTNode]] = []
+
+    def add(self, target: cst.CSTNode, value: Optional[cst.CSTNode]) -> None:
+        if value is not None:
+            names = names_of(target)
+            self.found.append((names.bound | names.read, value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self.add(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.add(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.add(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.add(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.add(node.target, node.iter)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.add(node.asname.name, node.item)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.add(node.target, node.value)
+
+
+def _bindings_in(node: cst.CSTNode) -> List[Tuple[Set[str], cst.CSTNode]]:
+    visitor = _Bindings()
+    node.visit(visitor)
+    return visitor.found
 
 
 def calls_of(node: cst.CSTNode) -> List[cst.Call]:
@@ -533,6 +595,8 @@ class Reader:
         self.name_needs: Dict[str, List[str]] = {}
         self._session_depth = 0  # compound statements around the session statement being read
         self._trained = False  # a run of a training op has been read in the session block
+        self._top = 0  # the index of the module-level statement being read
+        self._changes: Dict[str, List[Tuple[float, cst.CSTNode]]] = {}  # in-place changes, by name
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.display_helpers: Dict[str, str] = {}  # plain helpers calling plotting modules -> the module name
@@ -609,6 +673,7 @@ class Reader:
             if self.path(call.func) in tfnames.RENAMED_INITIALIZERS:
                 called.add(id(call.func))
                 self.check_renamed_initializer(call)
+        self.check_methods(node, where)
         for at, path in self.tf_paths(node):
             if path in tfnames.RENAMED_INITIALIZERS and id(at) not in called:
                 raise Decline(at, f"`tf.{path}` used other than called (the rule writes out the "
@@ -631,6 +696,47 @@ class Reader:
             if path not in allowed:
                 raise Decline(at, f"`tf.{path}` in the {where} is outside the names this rule knows "
                                   "to compute the same eagerly")
+
+    def check_methods(self, node: cst.CSTNode, where: str) -> None:
+        """A method called on a value that may be a graph tensor or variable is one of
+        ``_VALUE_METHODS`` (they read a static shape: no op, no state). Anything else -- above all
+        ``W.assign(...)`` / ``assign_add`` / ``scatter_update``, which change a variable each time
+        they run, and would run at every call of the eager model -- is unknown, and declines.
+        May be a graph value: a receiver that reads TensorFlow, a graph name, a parameter of a function
+        that builds graph ops, or a name bound (in ``node``) from such a value."""
+        graphish = set(self.graph_names())
+        for fn in nodes_of(node, cst.FunctionDef):  # a function that builds graph ops may be passed tensors
+            if self.alias in names_of(fn.body).read or names_of(fn.body).read & graphish:
+                graphish |= {p.name.value for p in _all_params(fn.params)}
+        bindings = _bindings_in(node)
+        changed = True
+        while changed:
+            changed = False
+            for targets, value in bindings:
+                read = names_of(value).read
+                if (self.alias in read or read & graphish) and not targets <= graphish:
+                    graphish |= targets
+                    changed = True
+        own: Set[Tuple[str, str]] = set()  # (self, method): a class calling its own methods, checked with it
+        for klass in nodes_of(node, cst.ClassDef):
+            methods = [m for m in klass.body.body if isinstance(m, cst.FunctionDef)]
+            selves = {ps[0].name.value for m in methods for ps in [_all_params(m.params)] if ps}
+            own |= {(me, m.name.value) for me in selves for m in methods}
+        for call in calls_of(node):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or self.path(func) is not None:
+                continue
+            receiver = func.value
+            if isinstance(receiver, cst.Name) and receiver.value in self.imported:
+                continue  # a module's function (`np.mean`)
+            if isinstance(receiver, cst.Name) and (receiver.value, func.attr.value) in own:
+                continue
+            read = names_of(receiver).read
+            if (self.alias in read or read & graphish) and func.attr.value not in _VALUE_METHODS:
+                shown = " ".join(cst.Module([]).code_for_node(receiver).split())
+                raise Decline(call, f"`.{func.attr.value}(...)` in the {where} on `{shown[:40]}`, which may be a graph "
+                                    "tensor or variable (of their methods only `get_shape()` and a shape's `as_list()` "
+                                    "are followed; `assign` and its kin would change the variable at every eager call)")
 
     def check_renamed_initializer(self, call: cst.Call) -> None:
         """``xavier_initializer([uniform=True][, seed=...][, dtype=...])``: only the uniform form is
@@ -671,7 +777,9 @@ class Reader:
         self.outside_the_class()
         self.alias, self.prefix, self.imported, self.ops_aliases = "", "", {}, set()
         body = list(self.module.body)
+        self._changes = _in_place_changes(body)
         for index, stmt in enumerate(body):
+            self._top = index
             self.statement(index, stmt, top=True)
         self.check_ops_uses()
         if self.session is None:
@@ -2013,6 +2121,18 @@ class Reader:
             if self.bind_counts.get(name, 0) > 1:
                 raise Decline(stmt, f"{where} reads `{name}`, which is rebound at module level (the eager "
                                     "step would read the value it has when first called)")
+        for name in sorted(read & set(self.helpers)):
+            if self.bind_counts.get(name, 0) > 1:
+                raise Decline(stmt, f"{where} calls `{name}`, which is bound more than once at module level (TF 1 "
+                                    "called the definition current when the graph was built; the eager step calls "
+                                    "the one current when it is first called)")
+        own = {id(at) for _, at in _changed_objects(stmt)}
+        for name in sorted(read & self.constants):
+            later = [at for index, at in self._changes.get(name, ()) if index >= self._top and id(at) not in own]
+            if later:
+                raise Decline(later[0], f"{where} reads `{name}`, which the program changes in place after the graph "
+                                        "read it (TF 1 built the graph with the value it had then; the eager step "
+                                        "reads the value it has when first called)")
         for name, at in _changed_objects(stmt):
             if name in read and name in self.constants:
                 raise Decline(at, f"{where} changes the module-level `{name}`: the eager step would change it "

@@ -80,19 +80,31 @@ class _BeforeRecorder:
         values = self.orig_run(sess, variables) if variables else []
         return {v.op.name: encode(x) for v, x in zip(variables, values)}
 
+    def _initializer(self, fetches: Any) -> bool:
+        """Whether ``fetches`` is an initializer op (``global_variables_initializer()`` and kin: a
+        NoOp whose control inputs are assignments, or NoOps grouping them)."""
+        def initializes(op: Any) -> bool:
+            if op.type != "NoOp":
+                return op.type in ("Assign", "AssignVariableOp")
+            return bool(op.control_inputs) and all(initializes(c) for c in op.control_inputs)
+
+        return isinstance(fetches, self.tf.Operation) and initializes(fetches)
+
     def __enter__(self) -> "_BeforeRecorder":
         rec = self
 
         def run(sess, fetches, feed_dict=None, options=None, run_metadata=None):
-            out = rec.orig_run(sess, fetches, feed_dict, options, run_metadata)
-            if sess not in rec.sessions:
-                rec.sessions.append(sess)
-            rec.runs.append(_flatten(out))
-            if rec.initial is None:
+            # the initial values are the ones the first run that is not an initializer run sees (a
+            # second initializer run before training draws again: TF 1 trains from those)
+            if rec.initial is None and not rec._initializer(fetches):
                 try:
                     rec.initial = rec._read(sess)
                 except rec.tf.errors.FailedPreconditionError:
                     pass  # not all variables initialised yet
+            out = rec.orig_run(sess, fetches, feed_dict, options, run_metadata)
+            if sess not in rec.sessions:
+                rec.sessions.append(sess)
+            rec.runs.append(_flatten(out))
             return out
 
         def close(sess):

@@ -37,9 +37,12 @@ OUTSIDE_SPLICED = ("module_state",)
 # Chains grappler regroups differently in a session and in a tf.function (round 11): drawn by their
 # own stream inside the classifier, declined by TFC301's chain check.
 OUTSIDE_CHAINS = ("sum_of_three_tensors", "constant_in_chain")
-# Initializer runs that reset trained variables (round 12): drawn by their own stream in the
-# classifier's session block; TFC301 drops an initializer run only before any training, run once.
-OUTSIDE_INIT = ("init_after_training", "init_in_loop")
+# State the session block changes that the eager program would not change the same way (round 12),
+# drawn by their own stream in the classifier: initializer runs that reset trained variables, a
+# variable's `assign` run after each step, a Python object the graph read changed in place later, a
+# helper the graph called defined again (a notebook cell run with an edit).
+OUTSIDE_STATE = ("init_after_training", "init_in_loop", "variable_assign", "changed_after_graph",
+                 "helper_redefined")
 
 
 @dataclass
@@ -529,12 +532,32 @@ def _classifier(g: _Gen) -> List[str]:
     draw = g.alt12.random()
     if g.outside is None and draw < 0.12:
         g.tags.add("init:twice_before_training")
-        loop.insert(2, "    " + init)
-    elif g.outside is None and draw < 0.2:
-        construct = g.alt12.choice(OUTSIDE_INIT)
+        loop.insert(2, init)
+    elif g.outside is None and draw < 0.28:
+        construct = g.alt12.choice(OUTSIDE_STATE)
         g.outside = construct
         if construct == "init_after_training":
             return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:] + [init.strip()] + loop[2:]]
+        if construct == "variable_assign":  # a weight changed by hand after each step (`W.assign`)
+            at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))
+            lines = lines[:at] + ["scale = tf.get_variable(\"scale\", [], initializer=tf.ones_initializer())",
+                                  "logits = logits * scale",
+                                  g.alt12.choice(["shrink = scale.assign(scale * 0.9)",
+                                                  "shrink = [v.assign(v * 0.9) for v in [scale]]"])] + lines[at:]
+            step = next(i for i, ln in enumerate(loop) if ln.startswith("    print(\"step\""))
+            loop.insert(step + 1, "    sess.run(shrink, feed_dict=feed)")
+            return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
+        if construct == "changed_after_graph":  # TF 1 built the graph with 1.5; the session changes it
+            at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))
+            lines = lines[:at] + ["hparams = {\"scale\": 1.5}", "logits = logits * hparams[\"scale\"]"] + lines[at:]
+            loop.insert(2, "hparams[\"scale\"] = 0.5")
+            return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
+        if construct == "helper_redefined":  # TF 1 built the graph with the first definition
+            at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))
+            lines = lines[:at] + ["def squash(t):", "    return tf.tanh(t)", "", "",
+                                  "logits = squash(logits)"] + lines[at:] + ["def squash(t):", "    return tf.sigmoid(t)",
+                                                                            "", ""]
+            return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
         return lines + [loop[0], "    for trial in range(2):", "    " + loop[1]] + ["        " + s for s in loop[2:]]
     return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
 

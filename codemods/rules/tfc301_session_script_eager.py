@@ -103,8 +103,9 @@ class SessionScriptEager(TfcCodemod):
     straight-line module code), a helper that reads module-level tensors and is used outside
     the forward pass, forward code or helpers that change a module-level Python object
     (`weights.append(w)`: the eager step would change it at every trace), a module-level object the graph
-    read and the program changes in place afterwards (`hparams["scale"] = 7.0` in the session block: the
-    eager step reads it when first called), a method of a graph tensor or variable other than
+    read and the program changes in place afterwards (`hparams["scale"] = 7.0` or
+    `np.random.shuffle(x_data)` in the session block: the eager step reads it when first called), a
+    helper the graph called and the module defines again, a method of a graph tensor or variable other than
     `get_shape()` and a shape's `as_list()` (`W.assign(...)` would run at every call of the model), random ops other than dropout in the forward pass (noise,
     sampling), batch normalization whose training ops are not all under
     UPDATE_OPS or that a run without a training op may put in training mode (TF 1 would not update its

@@ -549,8 +549,13 @@ def _classifier(g: _Gen) -> List[str]:
             return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
         if construct == "changed_after_graph":  # TF 1 built the graph with 1.5; the session changes it
             at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))
-            lines = lines[:at] + ["hparams = {\"scale\": 1.5}", "logits = logits * hparams[\"scale\"]"] + lines[at:]
-            loop.insert(2, "hparams[\"scale\"] = 0.5")
+            if g.alt12.random() < 0.5:
+                lines = lines[:at] + ["hparams = {\"scale\": 1.5}", "logits = logits * hparams[\"scale\"]"] + lines[at:]
+                loop.insert(2, "hparams[\"scale\"] = 0.5")
+            else:  # numpy data the graph read, shuffled in place
+                lines = lines[:at] + ["scales = np.array([1.5, 0.5, 2.0, 0.25], np.float32)",
+                                      "logits = logits * scales[0]"] + lines[at:]
+                loop.insert(2, "np.random.RandomState(1).shuffle(scales)")
             return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
         if construct == "helper_redefined":  # TF 1 built the graph with the first definition
             at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))

@@ -59,6 +59,9 @@ _DISPLAY_MODULES = frozenset({"matplotlib", "PIL", "IPython", "seaborn"})
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                        "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "put", "itemset",
                        "__setitem__", "__delitem__", "__iadd__"})
+# Functions that change their first argument in place (`np.random.shuffle(x_train)`, `random.shuffle`,
+# `np.copyto`, ...): matched by their last name, whatever module they come from.
+_MUTATING_FUNCTIONS = frozenset({"shuffle", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
 # Forward names that create variables or draw random numbers: a tensor built in the session block
 # (after the graph) must use none of them to move into the model's ``call``.
 _STATEFUL_PREFIXES = ("layers.", "nn.rnn_cell.", "initializers.")
@@ -335,7 +338,8 @@ def nodes_of(node: cst.CSTNode, kind: type) -> list:
 
 def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
     """Names whose object ``node`` changes in place: ``name.append(...)`` (a mutating method),
-    ``name[k] = ...`` / ``name.attr = ...`` / ``del name[k]`` / ``name[k] += ...``."""
+    ``np.random.shuffle(name)`` (a function that changes its first argument), ``name[k] = ...`` /
+    ``name.attr = ...`` / ``del name[k]`` / ``name[k] += ...``."""
     def base(target: cst.BaseExpression) -> Optional[str]:
         while isinstance(target, (cst.Subscript, cst.Attribute)):
             target = target.value
@@ -346,6 +350,11 @@ def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
             name = base(func.value)
+            if name is not None:
+                found.append((name, call))
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if last in _MUTATING_FUNCTIONS and call.args and call.args[0].keyword is None and not call.args[0].star:
+            name = base(call.args[0].value)
             if name is not None:
                 found.append((name, call))
     targets = ([t.target for t in nodes_of(node, cst.AssignTarget)] + [a.target for a in nodes_of(node, cst.AugAssign)]

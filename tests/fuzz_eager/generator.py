@@ -40,9 +40,10 @@ OUTSIDE_CHAINS = ("sum_of_three_tensors", "constant_in_chain")
 # State the session block changes that the eager program would not change the same way (round 12),
 # drawn by their own stream in the classifier: initializer runs that reset trained variables, a
 # variable's `assign` run after each step, a Python object the graph read changed in place later, a
-# helper the graph called defined again (a notebook cell run with an edit).
+# helper the graph called defined again (a notebook cell run with an edit), a name the graph read
+# rebound by a function through `global`.
 OUTSIDE_STATE = ("init_after_training", "init_in_loop", "variable_assign", "changed_after_graph",
-                 "helper_redefined")
+                 "helper_redefined", "rebound_by_function")
 
 
 @dataclass
@@ -556,6 +557,11 @@ def _classifier(g: _Gen) -> List[str]:
                 lines = lines[:at] + ["scales = np.array([1.5, 0.5, 2.0, 0.25], np.float32)",
                                       "logits = logits * scales[0]"] + lines[at:]
                 loop.insert(2, "np.random.RandomState(1).shuffle(scales)")
+            return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
+        if construct == "rebound_by_function":  # `global scale` in a setter called after the graph
+            at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))
+            lines = (lines[:at] + ["scale = 1.5", "", "", "def set_scale(value):", "    global scale", "    scale = value",
+                                   "", "", "logits = logits * scale"] + lines[at:] + ["set_scale(0.5)", ""])
             return lines + [loop[0], loop[1]] + ["    " + s for s in loop[2:]]
         if construct == "helper_redefined":  # TF 1 built the graph with the first definition
             at = next(i for i, ln in enumerate(lines) if ln.startswith("loss = "))

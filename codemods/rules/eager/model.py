@@ -2929,7 +2929,8 @@ def is_session_script(module: cst.Module) -> bool:
 
 
 def _module_bindings(module: cst.Module) -> Dict[str, int]:
-    """How many module-scope statements bind each name (function and class bodies excluded)."""
+    """How many module-scope statements bind each name (function and class bodies excluded, but a
+    name a function declares `global` counts as bound more than once)."""
     counts: Dict[str, int] = {}
 
     def walk(statements: Sequence[cst.BaseStatement]) -> None:
@@ -2965,6 +2966,10 @@ def _module_bindings(module: cst.Module) -> Dict[str, int]:
                         part = None
 
     walk(module.body)
+    # `global name` in a function: each call may rebind the module-level name
+    for declared in nodes_of(module, cst.Global):
+        for item in declared.names:
+            counts[item.name.value] = counts.get(item.name.value, 0) + 2
     return counts
 
 

@@ -104,7 +104,9 @@ class SessionScriptEager(TfcCodemod):
     the forward pass, forward code or helpers that change a module-level Python object
     (`weights.append(w)`: the eager step would change it at every trace), a module-level object the graph
     read and the program changes in place afterwards (`hparams["scale"] = 7.0` or
-    `np.random.shuffle(x_data)` in the session block: the eager step reads it when first called), a
+    `np.random.shuffle(x_data)` in the session block, also through another name that may hold the
+    same object: `alias = hparams`, `view = x_data[:]`, `cfg = Config()`; the eager step reads it
+    when first called), a
     helper the graph called and the module defines again, a method of a graph tensor or variable other than
     `get_shape()` and a shape's `as_list()` (`W.assign(...)` would run at every call of the model), random ops other than dropout in the forward pass (noise,
     sampling), batch normalization whose training ops are not all under

@@ -5,6 +5,7 @@ itself; a decline on a node that has no place in the file is reported at the fir
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 from codemods.cli import main
 from codemods.rules.eager import model
@@ -107,5 +108,58 @@ def test_numpy_helpers_shapes_and_a_class_calling_its_own_methods_are_not_declin
     `m.min()`, `W.get_shape().as_list()` and `self._dense(h)` in a class do not decline
     (fixtures/TFC301/model_class uses its class in the forward pass)."""
     source = ASSIGN.format(shrink="shrink = tf.reshape(W, [W.get_shape().as_list()[0], 1])")
+    rc, out, err, path = check(tmp_path, capsys, source)
+    assert "TFC301 [*] TF 1 session script -> eager TF 2 program" in out, out
+
+
+# A module-level object the graph reads, changed in place after the graph was built.
+CHANGED = '''import argparse
+import numpy as np
+import tensorflow as tf
+
+
+class Config(object):
+    scale = 2.0
+
+
+{setup}
+x = tf.placeholder(tf.float32, [None, 2])
+y = tf.placeholder(tf.float32, [None, 1])
+W = tf.get_variable("W", [2, 1])
+h = tf.matmul(x, W) * {read}
+loss = tf.reduce_mean(tf.square(h - y))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+xs = np.ones((4, 2), np.float32)
+ys = np.ones((4, 1), np.float32)
+history = []
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    {change}
+    for step in range(2):
+        history.append(sess.run(train_op, feed_dict={{x: xs, y: ys}}))
+'''
+
+
+@pytest.mark.parametrize("setup, read, change, through", [
+    ("hparams = {'scale': 2.0}", "hparams['scale']", "hparams['scale'] = 7.0", ""),
+    ("hparams = {'scale': 2.0}\nalias = hparams", "hparams['scale']", "alias['scale'] = 7.0", "alias"),
+    ("cfg = Config()", "cfg.scale", "setattr(cfg, 'scale', 7.0)", ""),
+    ("cfg = Config()", "cfg.scale", "Config.scale = 7.0", "Config"),
+    ("args = argparse.ArgumentParser().parse_args([])\nargs.scale = 2.0", "args.scale", "args.scale = 7.0", ""),
+    ("table = np.array([2.0, 7.0], np.float32)", "table[0]", "np.random.shuffle(table)", ""),
+    ("table = np.array([2.0, 7.0], np.float32)\nview = table[:]", "table[0]", "view[0] = 7.0", "view"),
+])
+def test_an_object_the_graph_read_changed_afterwards_is_declined(tmp_path, capsys, setup, read, change, through):
+    rc, out, err, path = check(tmp_path, capsys, CHANGED.format(setup=setup, read=read, change=change))
+    name = read.split("[")[0].split(".")[0]
+    assert f"the forward pass reads `{name}`, which the program changes in place after the graph read it" in out, out
+    assert (f"(through `{through}`, which may hold the same object)" in out) == bool(through)
+
+
+def test_numbers_the_graph_read_and_lists_changed_later_are_not_confused(tmp_path, capsys):
+    """An immutable constant (`D = 4`) shares no object with anything: appending to a list that
+    holds it, or that a call was given it, changes nothing the graph read."""
+    source = CHANGED.format(setup="D = 2.0\nrows = [1, D]", read="D", change="rows.append(D)")
     rc, out, err, path = check(tmp_path, capsys, source)
     assert "TFC301 [*] TF 1 session script -> eager TF 2 program" in out, out

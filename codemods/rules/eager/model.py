@@ -338,7 +338,8 @@ def nodes_of(node: cst.CSTNode, kind: type) -> list:
 
 def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
     """Names whose object ``node`` changes in place: ``name.append(...)`` (a mutating method),
-    ``np.random.shuffle(name)`` (a function that changes its first argument), ``name[k] = ...`` /
+    ``np.random.shuffle(name)`` / ``setattr(name, ...)`` (a function that changes its first argument),
+    ``name[k] = ...`` /
     ``name.attr = ...`` / ``del name[k]`` / ``name[k] += ...``."""
     def base(target: cst.BaseExpression) -> Optional[str]:
         while isinstance(target, (cst.Subscript, cst.Attribute)):
@@ -353,7 +354,8 @@ def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
             if name is not None:
                 found.append((name, call))
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if last in _MUTATING_FUNCTIONS and call.args and call.args[0].keyword is None and not call.args[0].star:
+        if (last in _MUTATING_FUNCTIONS or (isinstance(func, cst.Name) and last in ("setattr", "delattr"))) \
+                and call.args and call.args[0].keyword is None and not call.args[0].star:
             name = base(call.args[0].value)
             if name is not None:
                 found.append((name, call))
@@ -378,6 +380,48 @@ def _in_place_changes(body: Sequence[cst.BaseStatement]) -> Dict[str, List[Tuple
         for name, at in _changed_objects(stmt):
             out.setdefault(name, []).append((float("inf") if id(at) in deferred else float(index), at))
     return out
+
+
+def _may_share(body: Sequence[cst.BaseStatement], alias: str, modules: Set[str]) -> Dict[str, Set[str]]:
+    """Module-level names that may hold the same object, or one a part of the other's: ``b = a``,
+    ``b = a[1:]`` (a view), ``cfg = Config()`` (its class attributes) bind ``b`` from ``a``. Each
+    name maps to its group (the connected names), so a change through one is a change of all."""
+    parent: Dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    def sources(value: cst.CSTNode) -> Set[str]:
+        """The names whose object ``value`` may be (a part of): a name, a subscript or attribute of
+        one, the arguments and callee of a call other than TensorFlow's (``np.asarray(a)`` is
+        ``a``), the elements of a literal list, tuple or dict; nothing for other expressions."""
+        while isinstance(value, (cst.Subscript, cst.Attribute)):
+            value = value.value
+        if isinstance(value, cst.Name):
+            return {value.value} - modules  # (a module's function is no object of the program's)
+        if isinstance(value, cst.Call):
+            if alias and alias in names_of(value.func).read:
+                return set()
+            return sources(value.func) | {n for a in value.args for n in sources(a.value)}
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            return {n for e in value.elements for n in sources(e.value)}
+        if isinstance(value, cst.Dict):
+            return {n for e in value.elements if isinstance(e, cst.DictElement) for n in sources(e.value)}
+        return set()
+
+    for stmt in body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for targets, value in _bindings_in(stmt):
+            for target in targets:
+                for source in sources(value):
+                    parent[find(target)] = find(source)
+    groups: Dict[str, Set[str]] = {}
+    for name in list(parent):
+        groups.setdefault(find(name), set()).add(name)
+    return {name: groups[find(name)] for name in parent}
 
 
 def mnist_loader_import(small: cst.BaseSmallStatement) -> Optional[cst.BaseSmallStatement]:
@@ -606,6 +650,7 @@ class Reader:
         self._trained = False  # a run of a training op has been read in the session block
         self._top = 0  # the index of the module-level statement being read
         self._changes: Dict[str, List[Tuple[float, cst.CSTNode]]] = {}  # in-place changes, by name
+        self._sharing: Optional[Dict[str, Set[str]]] = None  # module-level names that may share an object
         self.taken = names_of(module).read | names_of(module).bound
         self.bind_counts = _module_bindings(module)
         self.display_helpers: Dict[str, str] = {}  # plain helpers calling plotting modules -> the module name
@@ -2114,6 +2159,33 @@ class Reader:
             self._variable_cache = names + self.factory_names
         return self._variable_cache
 
+    def _immutable_names(self) -> Set[str]:
+        """Module-level names every binding of which is a number, string, bool or None, arithmetic
+        of those, or a tuple of them: no change in place can reach their values."""
+        if not hasattr(self, "_immutable_cache"):
+            def immutable(value: cst.CSTNode) -> bool:
+                if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                                      cst.ConcatenatedString)):
+                    return True
+                if isinstance(value, cst.Name):
+                    return value.value in ("True", "False", "None")
+                if isinstance(value, cst.UnaryOperation):
+                    return immutable(value.expression)
+                if isinstance(value, cst.BinaryOperation):
+                    return immutable(value.left) and immutable(value.right)
+                if isinstance(value, cst.Tuple):
+                    return all(isinstance(e, cst.Element) and immutable(e.value) for e in value.elements)
+                return False
+
+            verdict: Dict[str, bool] = {}
+            for stmt in self.module.body:
+                for targets, value in _bindings_in(stmt):
+                    for name in targets:
+                        verdict[name] = verdict.get(name, True) and isinstance(value, cst.BaseExpression) \
+                            and immutable(value) and len(targets) == 1
+            self._immutable_cache = {name for name, ok in verdict.items() if ok}
+        return self._immutable_cache
+
     def check_known(self, stmt: cst.CSTNode, read: Set[str], where: str, kept: bool = False) -> None:
         """Every name the forward pass reads is the program's own (or numpy/math, or a builtin);
         a module constant it reads is bound once (the eager step reads it when it is traced, TF 1
@@ -2136,12 +2208,17 @@ class Reader:
                                     "called the definition current when the graph was built; the eager step calls "
                                     "the one current when it is first called)")
         own = {id(at) for _, at in _changed_objects(stmt)}
-        for name in sorted(read & self.constants):
-            later = [at for index, at in self._changes.get(name, ()) if index >= self._top and id(at) not in own]
+        if self._sharing is None:
+            self._sharing = _may_share(self.module.body, self.alias, set(self.imported) | {self.alias})
+        for name in sorted(read & self.constants - self._immutable_names()):
+            later = [(other, at) for other in sorted(self._sharing.get(name, {name}))
+                     for index, at in self._changes.get(other, ()) if index >= self._top and id(at) not in own]
             if later:
-                raise Decline(later[0], f"{where} reads `{name}`, which the program changes in place after the graph "
-                                        "read it (TF 1 built the graph with the value it had then; the eager step "
-                                        "reads the value it has when first called)")
+                other, at = later[0]
+                through = f" (through `{other}`, which may hold the same object)" if other != name else ""
+                raise Decline(at, f"{where} reads `{name}`, which the program changes in place after the graph read "
+                                  f"it{through} (TF 1 built the graph with the value it had then; the eager step "
+                                  "reads the value it has when first called)")
         for name, at in _changed_objects(stmt):
             if name in read and name in self.constants:
                 raise Decline(at, f"{where} changes the module-level `{name}`: the eager step would change it "

@@ -428,7 +428,7 @@ def process(settings: Settings, target: Target, data: Optional[bytes] = None,
 def describe_internal_error(exc: BaseException, limit: int = 200) -> str:
     """One line for a bug report: the exception's type, the first line of its text (cut to
     ``limit`` characters: a ``KeyError`` on a syntax node prints the whole node) and the innermost
-    frame of our own code, ``codemods/.../module.py:line``."""
+    frame of our own code (its path from the repository root, and the line)."""
     import os
     import traceback
 

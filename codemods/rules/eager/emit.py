@@ -26,7 +26,8 @@ from typing import Dict, List, Tuple
 import libcst as cst
 
 from codemods.rules.eager import tfnames
-from codemods.rules.eager.model import Program, RunSite, Reader, dotted, mnist_loader_import, nodes_of
+from codemods.rules.eager.model import Program, Reader, RunSite, mnist_loader_import
+from codemods.rules.eager.syntax import dotted, nodes_of
 
 LEGACY_KERAS_COMMENT = "# tf.compat.v1.layers and track_tf1_style_variables need tf-keras (TF 2.16+)"
 

@@ -36,20 +36,13 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from codemods.rules.eager import tfnames
+from codemods.rules.eager.syntax import (Calls, Decline, Names, comprehension_targets, dotted, names_of,  # noqa: F401
+                                         nodes_of)
 
 _BUILTINS = frozenset(dir(builtins))
 _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
 # Modules a forward pass may read besides TensorFlow (pure functions of constants).
 _PURE_MODULES = frozenset({"numpy", "math"})
-# Arithmetic grappler's arithmetic optimizer and constant folding regroup (TFC301's chain check):
-# ``tf.<path>`` -> (family, is an addition).
-_ARITHMETIC_CALLS = {"add": ("+", True), "math.add": ("+", True), "subtract": ("+", False),
-                     "math.subtract": ("+", False), "multiply": ("*", False), "math.multiply": ("*", False),
-                     "divide": ("*", False), "math.divide": ("*", False), "div": ("*", False),
-                     "truediv": ("*", False), "math.truediv": ("*", False), "realdiv": ("*", False)}
-# Reductions to a scalar (called with the tensor alone): the terms of a regularised loss.
-_REDUCTIONS = frozenset({"reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "nn.l2_loss",
-                         "math.reduce_mean", "math.reduce_sum", "math.reduce_max", "math.reduce_min"})
 # Plotting and display modules: they build no TensorFlow op. A helper that calls into them and
 # reads no TensorFlow name is plain Python kept where it is (the tutorials' `plot_images`); the
 # forward pass may not call it (it would draw at every trace of the eager step).
@@ -63,8 +56,8 @@ _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "
 # `np.copyto`, ...): matched by their last name, whatever module they come from.
 _MUTATING_FUNCTIONS = frozenset({"shuffle", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
 # Forward names that create variables or draw random numbers: a tensor built in the session block
-# (after the graph) must use none of them to move into the model's ``call``.
-_STATEFUL_PREFIXES = ("layers.", "nn.rnn_cell.", "initializers.")
+# (after the graph) must use none of them (and none of ``tfnames.STATEFUL_PREFIXES``) to move
+# into the model's ``call``.
 _STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dynamic_rnn", "nn.dropout"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
@@ -77,7 +70,6 @@ _VARIABLE_MAKERS = frozenset({"get_variable"})
 # the global step, as the TF 1 graph reads it before the increment).
 _SCHEDULES = frozenset({"train.exponential_decay"})
 _GLOBAL_STEP = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
-_RANDOM = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
 _TF_VARIABLE = "`tf.Variable`"  # (in decline reasons)
 _MNIST_TUTORIAL = ("imports `tensorflow.examples.tutorials.mnist` other than its `input_data` loader (which "
                    "`tfclip_compat.mnist` replaces, same batches); TF 2 ships neither")
@@ -111,15 +103,6 @@ _SESSION_METHODS = {
     "get_tensor_by_name": "tensors looked up by name (`get_tensor_by_name`) are not followed",
     "get_operation_by_name": "ops looked up by name (`get_operation_by_name`) are not followed",
 }
-
-
-class Decline(Exception):
-    """The program is outside the class: ``reason`` is the true cause, ``node`` where it is."""
-
-    def __init__(self, node: cst.CSTNode, reason: str) -> None:
-        super().__init__(reason)
-        self.node = node
-        self.reason = reason
 
 
 @dataclass
@@ -207,133 +190,6 @@ class Program:
 
 
 # -- syntax helpers ---------------------------------------------------------------------------
-
-
-def dotted(node: cst.BaseExpression) -> Optional[List[str]]:
-    parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return parts[::-1]
-    return None
-
-
-class _Names(cst.CSTVisitor):
-    """Names read and bound in a node (attribute names and keyword names excluded)."""
-
-    def __init__(self) -> None:
-        self.read: Set[str] = set()
-        self.bound: Set[str] = set()
-        self._targets: Set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._targets:
-            self.read.add(node.value)
-
-    def _bind(self, target: cst.CSTNode, store: bool = True) -> None:
-        if isinstance(target, cst.Name):
-            self.bound.add(target.value)
-            if store:
-                self._targets.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, store=False)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        for param in node.params.params:
-            self.bound.add(param.name.value)
-
-
-class _CompTargets(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self.names |= names_of(node.target).read | names_of(node.target).bound
-
-
-def comprehension_targets(node: cst.CSTNode) -> Set[str]:
-    """Names bound by comprehension ``for`` targets in ``node`` (local to the comprehension in Python 3)."""
-    visitor = _CompTargets()
-    node.visit(visitor)
-    return visitor.names
-
-
-def names_of(node: cst.CSTNode) -> _Names:
-    visitor = _Names()
-    node.visit(visitor)
-    return visitor
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: List[cst.Call] = []
-        self.attributes: List[cst.Attribute] = []
-
-    @staticmethod
-    def attributes_of(node: cst.CSTNode) -> List[cst.Attribute]:
-        visitor = _Calls()
-        node.visit(visitor)
-        return visitor.attributes
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.attributes.append(node)
-
-
-class _Nodes(cst.CSTVisitor):
-    def __init__(self, kind: type) -> None:
-        self.kind = kind
-        self.found: List[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.kind):
-            self.found.append(node)
-        return True
-
-
-def nodes_of(node: cst.CSTNode, kind: type) -> list:
-    visitor = _Nodes(kind)
-    node.visit(visitor)
-    return visitor.found
 
 
 def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
@@ -551,7 +407,7 @@ def _bindings_in(node: cst.CSTNode) -> List[Tuple[Set[str], cst.CSTNode]]:
 
 
 def calls_of(node: cst.CSTNode) -> List[cst.Call]:
-    visitor = _Calls()
+    visitor = Calls()
     node.visit(visitor)
     return visitor.calls
 
@@ -689,7 +545,7 @@ class Reader:
         return name
 
     def tf_paths(self, node: cst.CSTNode) -> List[Tuple[cst.CSTNode, str]]:
-        visitor = _Calls()
+        visitor = Calls()
         node.visit(visitor)
         found = []
         outer = {id(a.value) for a in visitor.attributes}
@@ -712,7 +568,7 @@ class Reader:
         # An initializer passed as ``initializer=`` / ``kernel_initializer=`` ... runs once, when the
         # variable is created (its numbers need not match: initial values are TF 1's distributions,
         # and a seed need not draw the same numbers eagerly); its own arguments must be constants.
-        initializer_paths = {id(a) for sub in skip for a in _Calls.attributes_of(sub)}
+        initializer_paths = {id(a) for sub in skip for a in Calls.attributes_of(sub)}
         for arg in nodes_of(node, cst.Arg):
             if (arg.keyword is not None and arg.keyword.value.endswith("initializer") and isinstance(arg.value, cst.Call)
                     and self.path(arg.value.func) in tfnames.INITIALIZERS):
@@ -742,7 +598,7 @@ class Reader:
                 raise Decline(at, _DECLINED_NAMES[path])
             if path == "placeholder":
                 raise Decline(at, "a placeholder that is not assigned to a module-level name")
-            if path.startswith(_RANDOM) and path not in allowed:
+            if path.startswith(tfnames.RANDOM_PREFIXES) and path not in allowed:
                 raise Decline(at, f"`tf.{path}` draws random numbers in the {where}: of the random ops only "
                                   "dropout is migrated (the proofs align its masks; not yet the others)")
             if path.startswith(("train.", "summary.", "Session", "InteractiveSession")):
@@ -872,257 +728,11 @@ class Reader:
         )
 
     def check_arithmetic_chains(self) -> None:
-        """Decline a chain of ``+``/``-`` (or ``*``/``/``) in the graph code that grappler may regroup
-        differently in TF 1's session and in the eager step's function (measured: the two then train
-        a few ulps apart; tests/fuzz_eager/test_probes.py). A chain is followed through names bound
-        once; its leaves are the operands that are not themselves in the chain. Declined:
+        """Decline chains grappler regroups differently in a session and in a function:
+        :func:`codemods.rules.eager.chains.check_arithmetic_chains`."""
+        from codemods.rules.eager.chains import check_arithmetic_chains
 
-        * a sum of three or more tensors (an addition whose operand is an addition): the arithmetic
-          optimizer turns such trees into ``AddN`` groups chosen by shape and consumers;
-        * a constant (a literal, module-level data, ``tf.constant``...) in a chain with two or more
-          tensors: constant folding pushes it down the tree;
-        * the same tensor twice in a ``+``/``-`` chain of three or more leaves (merged, then regrouped);
-        * an augmented assignment of tensors (``h += b``: the chain it extends is not followed);
-        * Python's ``sum`` over tensors (``0 + a + b + c``), unless of scalar reductions or numbers.
-
-        A chain of one tensor and constants (``tf.log(1 - h + 1e-7)``) and a difference of a sum
-        (``tf.matmul(x, W) + b - y``) train the same, and so do sums of scalar reductions (a loss and
-        its penalties), measured on generated chains (tests/fuzz_eager/probes/chains.txt)."""
-        code: List[cst.CSTNode] = [stmt for kind, stmt in self.items if kind in ("forward", "trainop")]
-        code += [expr for exprs in self.lifted.values() for _, expr in exprs]
-        code += list(self.late_forward) + [h for h in self.helpers.values() if all(h is not c for c in code)]
-        bound: Dict[str, List[cst.BaseExpression]] = {}
-        for node in code:
-            for assign in nodes_of(node, cst.Assign):
-                for target in assign.targets:
-                    if isinstance(target.target, cst.Name):
-                        bound.setdefault(target.target.value, []).append(assign.value)
-                    else:  # unpacked, an item or an attribute: never followed
-                        for name in names_of(target.target).read | names_of(assign).bound:
-                            bound.setdefault(name, []).extend([target.target, target.target])
-            for other in nodes_of(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr,
-                                          cst.FunctionDef, cst.CompFor, cst.Param)):
-                if isinstance(other, (cst.For, cst.CompFor, cst.NamedExpr)):
-                    names = names_of(other.target).read
-                elif isinstance(other, (cst.FunctionDef, cst.Param)):
-                    names = {other.name.value}
-                elif isinstance(other, cst.With):
-                    names = set().union(*[names_of(item.asname).bound for item in other.items if item.asname])
-                else:
-                    names = names_of(other).bound
-                for name in names:
-                    bound.setdefault(name, []).extend([other, other])  # bound otherwise: never followed
-        graph = self.graph_names()
-        data: Set[str] = set()  # module-level Python values (data, settings, modules): constants in the graph
-        for kind, stmt in self.items:
-            if kind in ("keep", "import"):
-                data |= names_of(stmt).bound
-        data -= graph | set(bound)
-
-        def operation(node: cst.BaseExpression) -> Optional[Tuple[str, bool, List[cst.BaseExpression]]]:
-            if isinstance(node, cst.BinaryOperation):
-                if isinstance(node.operator, (cst.Add, cst.Subtract)):
-                    return "+", isinstance(node.operator, cst.Add), [node.left, node.right]
-                if isinstance(node.operator, (cst.Multiply, cst.Divide)):
-                    return "*", False, [node.left, node.right]
-            if isinstance(node, cst.Call) and self.path(node.func) in _ARITHMETIC_CALLS and len(node.args) >= 2:
-                family, is_add = _ARITHMETIC_CALLS[self.path(node.func)]
-                return family, is_add, [a.value for a in node.args[:2]]
-            return None
-
-        def resolve(node: cst.BaseExpression, seen: Set[str]) -> Tuple[cst.BaseExpression, Set[str]]:
-            while isinstance(node, cst.Name) and node.value not in seen and len(bound.get(node.value, [])) == 1:
-                seen = seen | {node.value}
-                node = bound[node.value][0]
-            return node, seen
-
-        # a helper's parameters: what its call sites pass
-        params: Dict[int, Tuple[cst.FunctionDef, int, cst.Param]] = {}  # id(Name in the body) -> param
-        helpers: Dict[str, cst.FunctionDef] = {}
-        for node in code:
-            for func in nodes_of(node, cst.FunctionDef):
-                known = helpers.get(func.name.value, func)
-                helpers[func.name.value] = func if known is func else None  # defined twice: unknown
-                plist = list(func.params.params)
-                for position, param in enumerate(plist):
-                    for name in nodes_of(func.body, cst.Name):
-                        if name.value == param.name.value:
-                            params[id(name)] = (func, position, param)
-        sites: Dict[str, List[cst.Call]] = {}
-        for node in code:
-            for call in nodes_of(node, cst.Call):
-                if isinstance(call.func, cst.Name) and call.func.value in helpers:
-                    sites.setdefault(call.func.value, []).append(call)
-
-        def param_kind(func: cst.FunctionDef, position: int, param: cst.Param, seen: Set[str]) -> str:
-            key = f"{func.name.value}#{position}"
-            calls = sites.get(func.name.value, [])
-            if key in seen or helpers.get(func.name.value) is not func or not calls:
-                return "U"
-            kinds = set()
-            for call in calls:
-                passed = [a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
-                if any(a.star for a in call.args):
-                    return "U"
-                positional = [a for a in call.args if a.keyword is None]
-                if position < len(positional):
-                    passed.append(positional[position].value)
-                if not passed and param.default is not None:
-                    passed.append(param.default)
-                if len(passed) != 1:
-                    return "U"
-                kinds.add(kind_of(passed[0], seen | {key}))
-            return kinds.pop() if len(kinds) == 1 else "U"
-
-        def kind_of(node: cst.BaseExpression, seen: Set[str]) -> str:
-            """"C" (a constant in the graph), "T" (a tensor of the model) or "U" (unknown: either)."""
-            if isinstance(node, cst.Name) and id(node) in params:
-                return param_kind(*params[id(node)], seen)
-            if isinstance(node, cst.Name):
-                if node.value in data:
-                    return "C"
-                target, inner = resolve(node, seen)
-                kind = kind_of(target, inner) if target is not node else "U"
-                return "C" if kind == "C" else "T" if node.value in graph else kind
-            if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
-                return "C"
-            parts: List[cst.BaseExpression] = []
-            if isinstance(node, cst.UnaryOperation):
-                parts = [node.expression]
-            elif isinstance(node, cst.BinaryOperation):
-                parts = [node.left, node.right]
-            elif isinstance(node, (cst.List, cst.Tuple)):
-                parts = [e.value for e in node.elements]
-            elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in data:
-                return "C"  # np.pi, config.scale
-            elif isinstance(node, cst.Subscript):  # a slice of data is data; of a tensor, a tensor
-                reads: Set[str] = set()
-                for element in node.slice:
-                    reads |= names_of(element).read
-                kinds = {kind_of(node.value, seen)} | {"T" if n in graph else "C" if n in data else "U" for n in reads}
-                return "T" if "T" in kinds else "U" if "U" in kinds else "C"
-            elif isinstance(node, cst.Call) and self.path(node.func) is not None:
-                path = self.path(node.func)
-                if (path in ("Variable", "get_variable") or path.startswith(_STATEFUL_PREFIXES)
-                        or path.startswith(_RANDOM) or "dropout" in path):
-                    return "T"  # a variable, a layer's output or random numbers: never folded
-                parts = [a.value for a in node.args]  # an op of constants is folded to a constant
-            else:
-                reads = names_of(node).read
-                return "T" if reads & graph else "U"
-            kinds = {kind_of(part, seen) for part in parts}
-            return "T" if "T" in kinds else "U" if "U" in kinds else "C"
-
-        def scalar(node: cst.BaseExpression, seen: Set[str]) -> bool:
-            """A scalar reduction (``tf.reduce_mean(...)``, ``tf.nn.l2_loss(w)``), a number times one, or
-            a ``+``/``-`` of them: a regularised loss's terms."""
-            node, seen = resolve(node, seen)
-            if isinstance(node, cst.Call) and self.path(node.func) in _REDUCTIONS:
-                return len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star
-            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-                return scalar(node.expression, seen)
-            op = operation(node)
-            if op is None:
-                return False
-            left, right = op[2]
-            if op[0] == "*":
-                return (number(left, seen) and scalar(right, seen)) or (number(right, seen) and scalar(left, seen))
-            return scalar(left, seen) and scalar(right, seen)
-
-        def number(node: cst.BaseExpression, seen: Set[str]) -> bool:
-            """A number: a literal, or a name or ``tf.constant`` of one."""
-            node, seen = resolve(node, seen)
-            if isinstance(node, cst.UnaryOperation):
-                return number(node.expression, seen)
-            if isinstance(node, cst.Call) and self.path(node.func) == "constant" and len(node.args) == 1:
-                return number(node.args[0].value, seen)
-            return isinstance(node, (cst.Integer, cst.Float))
-
-        def leaves(node: cst.BaseExpression, family: str, seen: Set[str], out: list) -> bool:
-            """Collect the chain's leaves into ``out``; True when an addition has an addition operand."""
-            nested = False
-            op = operation(node)
-            assert op is not None and op[0] == family
-            for operand in op[2]:
-                target, names = resolve(operand, seen)
-                inner = operation(target)
-                if inner is not None and inner[0] == family and kind_of(target, names) != "C":
-                    nested |= op[1] and inner[1]
-                    nested |= leaves(target, family, names, out)
-                else:
-                    out.append((operand, kind_of(operand, seen)))
-            return nested
-
-        def decide(expr: cst.BaseExpression, family: str, out: list, nested_add: bool) -> None:
-            """Decline the chain at ``expr`` (its ``out`` leaves with their kinds) if grappler may
-            regroup it (see above)."""
-            if len(out) < 3:
-                return
-            count = {k: sum(1 for _, kind in out if kind == k) for k in "CTU"}
-            tensors = [leaf for leaf, kind in out if kind != "C"]
-            text = self.module.code_for_node(expr)
-            sign = "`+`/`-`" if family == "+" else "`*`/`/`"
-            # an unknown leaf may be either: decline when some reading of it is declined
-            # a sum of scalar reductions (a loss and its penalties) trains the same (measured)
-            scalars = family == "+" and all(scalar(leaf, set()) for leaf in tensors)
-            if count["T"] + count["U"] >= 2 and count["C"] + count["U"] >= 1 and not scalars and (
-                    count["C"] >= 1 or count["T"] + count["U"] >= 3):
-                if count["C"]:
-                    what = f"puts a constant in a chain of {sign} with two or more tensors"
-                else:
-                    unknown = next(self.module.code_for_node(leaf) for leaf, kind in out if kind == "U")
-                    what = (f"is a chain of {sign} over three or more operands, and the rule cannot tell whether "
-                            f"`{unknown}` is a constant or a tensor; were it a constant")
-                raise Decline(expr, f"`{text}` {what}: grappler's constant folding pushes a constant down such "
-                                    "a tree in TF 1's session and not the same way in the eager step's function, "
-                                    "and the two train a few ulps apart (measured)")
-            if nested_add and len(tensors) >= 3 and not scalars:
-                raise Decline(expr, f"`{text}` adds three or more tensors in one chain: grappler's arithmetic "
-                                    "optimizer groups such a sum differently in TF 1's session and in the eager "
-                                    "step's function, and the two train a few ulps apart (measured)")
-            texts = [self.module.code_for_node(leaf) for leaf in tensors]
-            if family == "+" and len(set(texts)) < len(texts) and not scalars:
-                raise Decline(expr, f"`{text}` uses the same tensor twice in one chain of `+`/`-`: grappler merges "
-                                    "and regroups it differently in TF 1's session and in the eager step's "
-                                    "function, and the two train a few ulps apart (measured)")
-
-        def python_sum(expr: cst.Call) -> None:
-            """Python's ``sum(items[, start])`` builds ``start + items[0] + items[1] ...``: a chain."""
-            items = expr.args[0].value
-            start: cst.BaseExpression = expr.args[1].value if len(expr.args) > 1 else cst.Integer("0")
-            if isinstance(items, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement)
-                                                                     for e in items.elements):
-                out = [(e.value, kind_of(e.value, set())) for e in items.elements] + [(start, kind_of(start, set()))]
-                decide(expr, "+", out, True)
-                return
-            element = items.elt if isinstance(items, (cst.GeneratorExp, cst.ListComp)) else items
-            if scalar(element, set()) or kind_of(element, set()) == "C":
-                return  # a sum of scalar reductions (weight decay), or of numbers
-            raise Decline(expr, f"`{self.module.code_for_node(expr)}` adds the items of a sequence the rule does not "
-                                "follow in one chain (Python's `sum`); grappler regroups some such sums "
-                                "differently in TF 1's session and in the eager step's function, and the two then "
-                                "train a few ulps apart (measured)")
-
-        for node in code:
-            for aug in nodes_of(node, cst.AugAssign):
-                if isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign,
-                                             cst.DivideAssign)) and "T" in (kind_of(aug.target, set()),
-                                                                             kind_of(aug.value, set())):
-                    raise Decline(aug, f"`{self.module.code_for_node(aug).strip()}` extends a chain of arithmetic "
-                                       "whose earlier terms the rule does not follow; grappler regroups some such "
-                                       "chains differently in TF 1's session and in the eager step's function, and "
-                                       "the two then train a few ulps apart (measured)")
-            for expr in nodes_of(node, cst.BaseExpression):
-                if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "sum" \
-                        and expr.args and "sum" not in bound and "sum" not in data:
-                    python_sum(expr)
-                    continue
-                op = operation(expr)
-                if op is None:
-                    continue
-                out: list = []
-                nested_add = leaves(expr, op[0], set(), out)
-                decide(expr, op[0], out, nested_add)
+        check_arithmetic_chains(self)
 
     def training_names(self) -> Set[str]:
         """Names of the training machinery (optimizers, train ops, initializers, global steps,
@@ -1178,7 +788,7 @@ class Reader:
                 continue
             if id(stmt) in dropped:
                 continue
-            visitor = _Names()
+            visitor = Names()
             stmt.visit(visitor)
             used = (visitor.read | visitor.bound) & self.ops_aliases
             if used:
@@ -2223,7 +1833,7 @@ class Reader:
             if name in read and name in self.constants:
                 raise Decline(at, f"{where} changes the module-level `{name}`: the eager step would change it "
                                   "at every trace, TF 1 once, when the graph was built")
-        for attribute in () if kept else _Calls.attributes_of(stmt):
+        for attribute in () if kept else Calls.attributes_of(stmt):
             parts = dotted(attribute)
             if parts and len(parts) > 1 and parts[1] == "random" and self.imported.get(parts[0], "").split(".")[0] in _PURE_MODULES:
                 raise Decline(stmt, f"{where} draws from `{'.'.join(parts[:2])}`: the eager step draws when it is "
@@ -2758,7 +2368,7 @@ class Reader:
     def _stateful_paths(self, node: cst.CSTNode) -> List[str]:
         """The TF names in ``node`` that create variables, draw random numbers or are unknown."""
         return [p for _, p in self.tf_paths(node)
-                if p not in tfnames.FORWARD or p.startswith(_STATEFUL_PREFIXES) or p in _STATEFUL_NAMES]
+                if p not in tfnames.FORWARD or p.startswith(tfnames.STATEFUL_PREFIXES) or p in _STATEFUL_NAMES]
 
     def _stateless(self, node: cst.CSTNode) -> bool:
         """Some TF ops in ``node``, all stateless ones the forward pass knows."""

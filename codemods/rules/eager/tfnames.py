@@ -68,6 +68,12 @@ RENAMED_INITIALIZERS = {
 }
 FORWARD = FORWARD | frozenset(RENAMED_INITIALIZERS)
 
+# Forward names that create variables (a layer, a cell, an initializer): the program model keeps
+# them where TF 1 ran them once.
+STATEFUL_PREFIXES = ("layers.", "nn.rnn_cell.", "initializers.")
+# Random ops (by path prefix): the forward pass may use only dropout of them.
+RANDOM_PREFIXES = ("random_", "random.", "nn.dropout", "layers.dropout", "truncated_normal", "multinomial")
+
 # Initializer classes: allowed as an ``*initializer=`` argument (they run once, at variable creation).
 INITIALIZERS = frozenset(n for n in FORWARD if n.endswith(("_initializer", "_initializer_conv2d"))
                          or n.startswith("initializers."))

@@ -105,9 +105,11 @@ def test_a_variables_assign_in_the_graph_is_declined(tmp_path, capsys):
 
 def test_numpy_helpers_shapes_and_a_class_calling_its_own_methods_are_not_declined(tmp_path, capsys):
     """The method check declines only on values that may be graph tensors: a numpy helper's
-    `m.min()`, `W.get_shape().as_list()` and `self._dense(h)` in a class do not decline
+    `m.min()`, `W.get_shape().as_list()`, a variable's name's `v.name.startswith('W')` (a GAN's
+    `var_list` filter) and `self._dense(h)` in a class do not decline
     (fixtures/TFC301/model_class uses its class in the forward pass)."""
-    source = ASSIGN.format(shrink="shrink = tf.reshape(W, [W.get_shape().as_list()[0], 1])")
+    source = ASSIGN.format(shrink="shrink = tf.reshape(W, [W.get_shape().as_list()[0], 1])\n"
+                                  "w_vars = [v for v in tf.trainable_variables() if v.name.startswith('W')]")
     rc, out, err, path = check(tmp_path, capsys, source)
     assert "TFC301 [*] TF 1 session script -> eager TF 2 program" in out, out
 

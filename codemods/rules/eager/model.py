@@ -64,6 +64,10 @@ _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_varia
 # Methods of a graph tensor or variable the forward pass may call: they read its static shape (no
 # op, no state). Every other method declines (`assign` would run at every call of the eager model).
 _VALUE_METHODS = frozenset({"get_shape", "as_list"})
+# Attributes of a graph tensor or variable that are Python values (a string, a static shape, a
+# dtype): their methods (`var.name.startswith("discriminator")`, a GAN's `var_list` filter) are
+# those of the Python value.
+_VALUE_ATTRIBUTES = frozenset({"name", "shape", "dtype"})
 _VARIABLE_MAKERS = frozenset({"get_variable"})
 # Learning-rate schedules of the global step: under eager execution ``tf.compat.v1.train.<schedule>``
 # returns a callable, which a v1 optimizer calls at every ``apply_gradients`` (before it increments
@@ -609,7 +613,8 @@ class Reader:
 
     def check_methods(self, node: cst.CSTNode, where: str) -> None:
         """A method called on a value that may be a graph tensor or variable is one of
-        ``_VALUE_METHODS`` (they read a static shape: no op, no state). Anything else -- above all
+        ``_VALUE_METHODS`` (they read a static shape: no op, no state), or one of a Python value
+        it has (``_VALUE_ATTRIBUTES``: ``var.name.startswith(...)``). Anything else -- above all
         ``W.assign(...)`` / ``assign_add`` / ``scatter_update``, which change a variable each time
         they run, and would run at every call of the eager model -- is unknown, and declines.
         May be a graph value: a receiver that reads TensorFlow, a graph name, a parameter of a function
@@ -641,6 +646,8 @@ class Reader:
                 continue  # a module's function (`np.mean`)
             if isinstance(receiver, cst.Name) and (receiver.value, func.attr.value) in own:
                 continue
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value in _VALUE_ATTRIBUTES:
+                continue  # `var.name.startswith("d_")`: a method of a Python string, shape or dtype
             read = names_of(receiver).read
             if (self.alias in read or read & graphish) and func.attr.value not in _VALUE_METHODS:
                 shown = " ".join(cst.Module([]).code_for_node(receiver).split())

@@ -102,13 +102,14 @@ class SessionScriptEager(TfcCodemod):
     it with other graph options, which rounds some programs differently: measured), `tf.Variable` in loops or in helpers called other than once (a variable factory only in
     straight-line module code), a helper that reads module-level tensors and is used outside
     the forward pass, forward code or helpers that change a module-level Python object
-    (`weights.append(w)`: the eager step would change it at every trace), a module-level object the graph
-    read and the program changes in place afterwards (`hparams["scale"] = 7.0` or
+    (`weights.append(w)`: the eager step would change it at every trace), a module-level object the
+    graph read and the program changes in place afterwards (`hparams["scale"] = 7.0` or
     `np.random.shuffle(x_data)` in the session block, also through another name that may hold the
     same object: `alias = hparams`, `view = x_data[:]`, `cfg = Config()`; the eager step reads it
-    when first called), a
-    helper the graph called and the module defines again, a method of a graph tensor or variable other than
-    `get_shape()` and a shape's `as_list()` (`W.assign(...)` would run at every call of the model), random ops other than dropout in the forward pass (noise,
+    when first called), a helper the graph called and the module defines again, a name a function
+    rebinds through `global`, a method of a graph tensor or variable other than `get_shape()`, a
+    shape's `as_list()` and those of its `name`, `shape` and `dtype` (`W.assign(...)` would run at
+    every call of the model), random ops other than dropout in the forward pass (noise,
     sampling), batch normalization whose training ops are not all under
     UPDATE_OPS or that a run without a training op may put in training mode (TF 1 would not update its
     statistics there; the eager model would: measured), Keras layers, classes that build optimizers or training ops, derive from another class or are

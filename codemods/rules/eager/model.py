@@ -36,8 +36,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from codemods.rules.eager import tfnames
-from codemods.rules.eager.syntax import (Calls, Decline, Names, comprehension_targets, dotted, names_of,  # noqa: F401
-                                         nodes_of)
+from codemods.rules.eager.syntax import Calls, Decline, Names, comprehension_targets, dotted, names_of, nodes_of
 
 _BUILTINS = frozenset(dir(builtins))
 _SIDE_EFFECTS = frozenset({"print", "open", "input", "exec", "eval", "setattr", "delattr", "globals", "__import__"})
@@ -53,8 +52,9 @@ _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "
                        "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "put", "itemset",
                        "__setitem__", "__delitem__", "__iadd__"})
 # Functions that change their first argument in place (`np.random.shuffle(x_train)`, `random.shuffle`,
-# `np.copyto`, ...): matched by their last name, whatever module they come from.
-_MUTATING_FUNCTIONS = frozenset({"shuffle", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+# `np.copyto`, ...): matched by their last name, whatever module they come from (not numpy's `put`:
+# `queue.put(x)` would read as a change of `x`).
+_MUTATING_FUNCTIONS = frozenset({"shuffle", "copyto", "place", "putmask", "fill_diagonal", "put_along_axis"})
 # Forward names that create variables or draw random numbers: a tensor built in the session block
 # (after the graph) must use none of them (and none of ``tfnames.STATEFUL_PREFIXES``) to move
 # into the model's ``call``.
@@ -198,9 +198,8 @@ class Program:
 
 def _changed_objects(node: cst.CSTNode) -> List[Tuple[str, cst.CSTNode]]:
     """Names whose object ``node`` changes in place: ``name.append(...)`` (a mutating method),
-    ``np.random.shuffle(name)`` / ``setattr(name, ...)`` (a function that changes its first argument),
-    ``name[k] = ...`` /
-    ``name.attr = ...`` / ``del name[k]`` / ``name[k] += ...``."""
+    ``np.random.shuffle(name)`` / ``setattr(name, ...)`` (a function that changes its first
+    argument), ``name[k] = ...`` / ``name.attr = ...`` / ``del name[k]`` / ``name[k] += ...``."""
     def base(target: cst.BaseExpression) -> Optional[str]:
         while isinstance(target, (cst.Subscript, cst.Attribute)):
             target = target.value
@@ -652,8 +651,9 @@ class Reader:
             if (self.alias in read or read & graphish) and func.attr.value not in _VALUE_METHODS:
                 shown = " ".join(cst.Module([]).code_for_node(receiver).split())
                 raise Decline(call, f"`.{func.attr.value}(...)` in the {where} on `{shown[:40]}`, which may be a graph "
-                                    "tensor or variable (of their methods only `get_shape()` and a shape's `as_list()` "
-                                    "are followed; `assign` and its kin would change the variable at every eager call)")
+                                    "tensor or variable (of their methods only `get_shape()`, a shape's `as_list()` and "
+                                    "those of their `name`, `shape` and `dtype` are followed; `assign` and its kin "
+                                    "would change the variable at every eager call)")
 
     def check_renamed_initializer(self, call: cst.Call) -> None:
         """``xavier_initializer([uniform=True][, seed=...][, dtype=...])``: only the uniform form is

@@ -78,7 +78,7 @@ class _Gen:
         self.alt9f = random.Random(f"{seed}:{index}:round9-factories")  # variable factories (round 9)
         self.alt10 = random.Random(f"{seed}:{index}:round10")  # `from __future__` imports (round 10)
         self.alt11 = random.Random(f"{seed}:{index}:round11")  # shared weights, chains, training-only runs (round 11)
-        self.alt12 = random.Random(f"{seed}:{index}:round12")  # initializer runs (round 12)
+        self.alt12 = random.Random(f"{seed}:{index}:round12")  # state the session block changes (round 12)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -527,9 +527,9 @@ def _classifier(g: _Gen) -> List[str]:
             metric = "tf.reduce_mean(tf.abs(logits - y))"
         loop += [f"final_metric = {metric}",
                  "print(\"final\", repr(float(sess.run(final_metric, feed_dict={" + ", ".join(eval_feed) + "}))))"]
-    # (round 12) initializer runs: a second one before training (dropped, as TF 1 initializes the
-    # same variables again), one after training (it resets the weights TF 1 then trains again) or
-    # one in a loop of trials (each trial starts over): the last two are outside the class
+    # (round 12) a second initializer run before training (inside the class: dropped, as TF 1
+    # initializes the same variables again), or one of OUTSIDE_STATE: state the session block
+    # changes that the eager program would not change the same way (the class must decline)
     draw = g.alt12.random()
     if g.outside is None and draw < 0.12:
         g.tags.add("init:twice_before_training")

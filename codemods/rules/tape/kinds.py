@@ -31,6 +31,10 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 # Builtins that neither mutate their arguments nor run user code (beyond what is analysed).
+# Builtins whose result is a Python value whatever they are given: no gradient path. (``int``,
+# ``float`` and ``bool`` of a graph tensor raise; of an eager tensor they give a Python number.)
+PYTHON_VALUE_BUILTINS = frozenset({"isinstance", "len", "hasattr", "callable", "print", "id", "type", "str", "repr",
+                                   "format", "range", "int", "float", "bool"})
 PURE_BUILTINS = frozenset({
     "len", "range", "int", "float", "bool", "str", "repr", "abs", "min", "max", "sum", "round", "isinstance",
     "issubclass", "print", "format", "sorted", "reversed", "enumerate", "zip", "list", "tuple", "dict", "set",
@@ -386,7 +390,9 @@ class Kinds:
             if api is Api.CUT:
                 return Kind.FREE
             if api in (Api.SOURCE, Api.PURE):
-                return _pure(*arg_kinds)
+                # a shape, axis or index argument adds no gradient path (`tf.placeholder(tf.float32, [None, n])`)
+                return _pure(*(k for arg, k in zip(call.args, arg_kinds)
+                               if not tfapi.non_differentiable_argument(what[1], call.args, arg)))
             if api is Api.VARIABLE:
                 return Kind.VARIABLE
             if api is Api.OBJECT:
@@ -395,8 +401,7 @@ class Kinds:
                 return Kind.FREE
             return Kind.TENSOR  # layer calls, collection reads, hazards, and every API no table lists
         if what[0] == "builtin":
-            if what[1] in ("isinstance", "len", "hasattr", "callable", "print", "id", "type", "str", "repr",
-                           "format", "range"):
+            if what[1] in PYTHON_VALUE_BUILTINS:
                 return Kind.FREE
             if what[1] in PURE_BUILTINS:
                 return join_kinds(arg_kinds) if arg_kinds else Kind.FREE

@@ -199,6 +199,25 @@ class Mutations:
         return self._index
 
 
+STRING_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+# The functions of these modules never change an argument in place, except those named in
+# IN_PLACE_FUNCTIONS (by their last component: ``numpy.random.shuffle``, ``numpy.add.at``) and any
+# call given ``out=`` (a ufunc writing into an array).
+ARGUMENT_PRESERVING_MODULES = ("numpy.", "math.", "os.path.")
+IN_PLACE_FUNCTIONS = frozenset({"shuffle", "copyto", "place", "put", "putmask", "fill_diagonal", "put_along_axis",
+                                "at"})
+
+
+def leaves_arguments(qualified: str, call: cst.Call) -> bool:
+    """Whether the data-library function ``qualified`` (``numpy.random.randint``) leaves every
+    argument of ``call`` as it was."""
+    if not qualified.startswith(ARGUMENT_PRESERVING_MODULES):
+        return False
+    if qualified.rsplit(".", 1)[-1] in IN_PLACE_FUNCTIONS:
+        return False
+    return not any(arg.keyword is not None and arg.keyword.value == "out" for arg in call.args)
+
+
 def _literal(expr: cst.BaseExpression) -> bool:
     """A literal, ``None``/``True``/``False``, or arithmetic, tuples and lists of them."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
@@ -258,6 +277,10 @@ class MutationIndex(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value in OPTIMIZER_GRADIENT_METHODS \
                 and self._tf1_optimizer(func.value):
             return  # `opt.minimize(loss, var_list=vs)`: TF's optimizer reads the list (it changes variables)
+        if what[0] == "data" and leaves_arguments(what[1], node):
+            return  # `np.random.randint(0, self.n_actions)`: NumPy reads its arguments
+        if what[0] == "method" and isinstance(what[1], STRING_LITERALS):
+            return  # `"{}_{}".format(self.name, self.batch_size)`: a str method reads its arguments
         if (what[0] == "local_function" and isinstance(what[1], cst.FunctionDef)) or what[0] == "local_class":
             for arg in node.args:  # decided when asked: whether the function changes its arguments
                 if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)) and not self.a.module_value(arg.value):

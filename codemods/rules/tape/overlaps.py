@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Set, Tuple
 
+import libcst as cst
+
 from codemods.rules.tape.facts import MANUAL, ModuleFacts
 from codemods.rules.tape.sites import Decline, Plan
 
@@ -96,7 +98,13 @@ def _merge(plans: List[Plan]) -> bool:
     """Put ``plans`` under one ``with`` of several tapes when that is exact: same block, regions
     that end before every gradient statement, no plan with its site in a nested block."""
     block = plans[0].block
-    if any(p.block is not block or p.region_start >= p.region_end or p.tape_extra for p in plans):
+    if any(p.block is not block or p.region_start >= p.region_end for p in plans):
+        return False
+    # each plan's `loss_value = self.d_loss` (a loss that is not a name) goes inside the shared
+    # `with`, in the order of the plans; their names must differ
+    extra_names = [t.target.value for p in plans for s in p.tape_extra for small in getattr(s, "body", ())
+                   if isinstance(small, cst.Assign) for t in small.targets if isinstance(t.target, cst.Name)]
+    if len(extra_names) != len(set(extra_names)) or len(extra_names) != sum(len(p.tape_extra) for p in plans):
         return False
 
     def position(p: Plan) -> int:  # where the gradient statement is, in the region's block
@@ -118,6 +126,7 @@ def _merge(plans: List[Plan]) -> bool:
     items = [p.tape_header[len("with "):-1] for p in [leader] + followers]
     leader.tape_header = "with " + ", ".join(items) + ":"
     leader.region_start, leader.region_end = start, end
+    leader.tape_extra = [s for p in [leader] + followers for s in p.tape_extra]
     for p in followers:
         p.region_start = p.region_end = -1  # the leader's `with` records for them
         p.leader = leader

@@ -208,17 +208,20 @@ class Planner:
         ``variable_scope``, ``device``) and its loss (a name) is computed above them. Why exact:
         the gradient and apply ops stay inside those contexts, as ``minimize`` created them."""
         root = loss
+        field = None
         while isinstance(root, cst.Attribute):
+            field = root.attr.value
             root = root.value  # `self.loss`: the object must not change inside the `with` either
         if not isinstance(root, cst.Name) or not (isinstance(loss, cst.Name) or isinstance(loss, cst.Attribute)):
             return None
+        if not (isinstance(loss, cst.Attribute) and isinstance(loss.value, cst.Name)):
+            field = None  # `a.b.loss`: any store into `a` may change it
         block: Block = site.block
         index = site.index
         lifted = None
         while True:
             body = list(block.body)
-            if any(root.value in self.analyzer.statement_effects(body[j]).binds
-                   or root.value in self.analyzer.statement_effects(body[j]).mutates for j in range(index)):
+            if not all(self._leaves_loss(body[j], root.value, field) for j in range(index)):
                 return lifted
             stmt = self.facts.parent(block)
             if not (isinstance(stmt, cst.With) and self._context_only(stmt)):
@@ -228,12 +231,67 @@ class Planner:
                 return lifted
             for j in range(index):  # statements above the site inside the `with` must not touch the loss
                 effects = self.analyzer.statement_effects(body[j])
-                if effects.gradients or effects.mutates:
+                if effects.mutates and not self._leaves_loss(body[j], root.value, field, plain_object=True):
+                    return None
+                if effects.gradients and not self._gradient_site(body[j]):
                     return None
             outer_body = list(outer.body)
             index = next(k for k, s in enumerate(outer_body) if s is stmt)
             block = outer
             lifted = (block, outer_body, index)
+
+    def _leaves_loss(self, stmt: cst.BaseStatement, root: str, field: Optional[str],
+                     plain_object: bool = False) -> bool:
+        """Whether ``stmt`` leaves the loss ``root`` (``root.field``) as it was: it neither binds nor
+        changes ``root``, or (a loss read off a field of ``self``) it only stores another field of
+        it, ``self.d_optim = opt.minimize(self.d_loss)`` beside ``self.g_loss`` -- of an object
+        whose class defines no property or ``__setattr__`` (a store then changes that field alone).
+        ``plain_object``: nor through another name that may refer to the same object (the statements
+        inside a ``with``: an optimizer's own ``minimize`` changes the optimizer, which is fine)."""
+        effects = self.analyzer.statement_effects(stmt)
+        if root in effects.binds:
+            return False
+        if plain_object and any(root in self.analyzer.aliases(name) for name in effects.mutates - {root}):
+            return False  # another name of the loss's object changed (`m = self` ... `m.g_loss = ...`)
+        if root not in effects.mutates:
+            return True
+        small = single_small(stmt)
+        if field is None or not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            return False
+        target = small.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == root and target.attr.value != field):
+            return False
+        if root in self.analyzer.expression_effects(small.value, stmt).mutates:
+            return False
+        return self._plain_self(target.value)
+
+    def _plain_self(self, name: cst.Name) -> bool:
+        """``name`` is the receiver of a method of a class of this file that defines no property,
+        descriptor or attribute hook, and whose bases are ``object`` or nothing."""
+        function = self.facts.function_of(name)
+        if function is None or not function.params.params or function.params.params[0].name.value != name.value:
+            return False
+        body = self.facts.parent(function)
+        cls = self.facts.parent(body) if body is not None else None
+        if not isinstance(cls, cst.ClassDef) or function.decorators:
+            return False
+        if any(not (isinstance(b.value, cst.Name) and b.value.value == "object") or b.keyword for b in cls.bases):
+            return False
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                if stmt.decorators or stmt.name.value in ("__setattr__", "__getattr__", "__getattribute__"):
+                    return False
+            elif not isinstance(stmt, cst.SimpleStatementLine):
+                return False
+        return True
+
+    def _gradient_site(self, stmt: cst.BaseStatement) -> bool:
+        """``x = opt.minimize(...)`` / ``opt.apply_gradients(...)``: another training site (its own
+        ops are created after the loss; it changes no value the loss reads)."""
+        value = statement_value(single_small(stmt))
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in ("minimize", "apply_gradients", "compute_gradients")
 
     def _context_only(self, stmt: cst.With) -> bool:
         from codemods.rules.tape.tfapi import CONTEXTS

@@ -21,14 +21,16 @@ other modules make the fix unsafe instead (their body or caller is not in this f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.analysis import tape_unsafe_reason
+from codemods.rules.tape import tfapi
 from codemods.rules.tape.effects import BUILTIN_NAMES, Analyzer, Effects, Kind, root_name
+from codemods.rules.tape.kinds import PYTHON_VALUE_BUILTINS
 from codemods.rules.tape.facts import MANUAL, ModuleFacts
 from codemods.rules.tape.sites import Reject
 
@@ -83,7 +85,7 @@ def tape_region(analyzer: Analyzer, block_body: Sequence[cst.BaseStatement], ind
     else:
         start = end = index
     boundary = _Boundary(analyzer, block_body, start, end, index, loss, loss_effects, in_loop, at_module_level,
-                         function_name, needed)
+                         function_name, needed, set(members))
     unsafe = boundary.check()
     return Region(start, end, unsafe)
 
@@ -146,8 +148,11 @@ class _Boundary:
 
     def __init__(self, analyzer: Analyzer, body: Sequence[cst.BaseStatement], start: int, end: int, index: int,
                  loss: cst.BaseExpression, loss_effects: Effects, in_loop: bool, at_module_level: bool,
-                 function_name: Optional[str], needed: Set[str]) -> None:
+                 function_name: Optional[str], needed: Set[str], members: Optional[Set[int]] = None) -> None:
         self.a = analyzer
+        # the statements of the slice: only their reads reach the loss (the others sit in the
+        # region because it is contiguous; their reads are not the loss's)
+        self.members = set(range(start, end)) if members is None else members
         self.facts = analyzer.facts
         self.body = body
         self.start, self.end, self.index = start, end, index
@@ -176,8 +181,14 @@ class _Boundary:
                 raise Reject(f"a statement that computes the loss contains {why}, which cannot move inside "
                              f"`with tf.GradientTape()` {MANUAL}", stmt)
             effects = self.a.statement_effects(stmt)
-            self._statement(stmt, effects, combined, fresh)
-            combined.absorb(effects, sequential=True)
+            if j in self.members:
+                self._statement(stmt, effects, combined, fresh)
+                combined.absorb(effects, sequential=True)
+            else:
+                # `self.lr = lr` between two statements of the slice: moved with them, checked for
+                # what cannot move into a `with` or changes what a tape records, not for its reads
+                self._statement(stmt, effects, combined, fresh, reads=False)
+                combined.absorb(replace(effects, reads=set(), attr_chains=[]), sequential=True)
             fresh |= _fresh_bindings(self.a, stmt)
         self._statement(self.loss, self.loss_effects, combined, fresh, is_loss=True)
         combined.absorb(self.loss_effects, sequential=True)
@@ -196,7 +207,7 @@ class _Boundary:
         return self.unsafe
 
     def _statement(self, stmt: cst.CSTNode, effects: Effects, before: Effects, fresh: Set[str],
-                   is_loss: bool = False) -> None:
+                   is_loss: bool = False, reads: bool = True) -> None:
         for node, why in effects.opaque:
             raise Reject(f"the loss is computed through {why} at {self.facts.where(node)}, which the analysis "
                          f"cannot follow {MANUAL}", node)
@@ -205,7 +216,7 @@ class _Boundary:
         if effects.gradients and not is_loss:
             raise Reject(f"another gradient computation ({self.facts.where(effects.gradients[0])}) sits among the "
                          f"statements that compute the loss {MANUAL}", effects.gradients[0])
-        if effects.collection_read is not None and not self.at_module_level:
+        if effects.collection_read is not None and not self.at_module_level and reads:
             where = f"`{self.function_name}`" if self.function_name else "this block"
             if effects.collection_read_cause is not None:
                 raise Reject(f"the loss is computed by {effects.collection_read_cause} "
@@ -221,7 +232,7 @@ class _Boundary:
                     "tensors, collections) cannot be checked from this file")
             if note not in self.unsafe:
                 self.unsafe.append(note)
-        for root, chain in effects.attr_chains:
+        for root, chain in effects.attr_chains if reads else ():
             self._attribute(root, chain, before, fresh)
 
     def _attribute(self, root: str, chain: cst.Attribute, before: Effects, fresh: Set[str]) -> None:
@@ -242,6 +253,8 @@ class _Boundary:
             return  # a module attribute (`config.BATCH`, `tf.float32`): checked as a name/call elsewhere
         if root_node.value in BUILTIN_NAMES and not found:
             return
+        if shape_argument(self.a, chain):
+            return  # `tf.placeholder(tf.float32, [None, self.n_actions])`: no gradient flows through a shape
         kind = self.a.kind(chain, exclude=self.region_ids)
         parent = self.facts.parent(chain)
         called = isinstance(parent, cst.Call) and parent.func is chain
@@ -303,6 +316,8 @@ class _Boundary:
         if isinstance(node, cst.Param):
             if self._used_only_as_attribute_root(name):
                 return  # its fields are checked one by one
+            if self._param_only_as_size(name, node):
+                return  # `tf.placeholder(tf.float32, [batch_size, 4])`: no gradient flows through a shape
             kind = self.a.param_kind(node)
             if kind in (Kind.FREE, Kind.VARIABLE):
                 return  # every caller in this module passes a gradient-free value or a variable object
@@ -369,12 +384,65 @@ class _Boundary:
         return out
 
     def _used_only_as_attribute_root(self, name: str) -> bool:
+        """Every read of ``name`` the loss may see is ``name.field`` (each field is then checked
+        alone). Not when none is in the region's syntax, or a function, lambda or class nested in
+        the enclosing function reads it: the loss may then read it through a call (a closure
+        ``def scaled(t): return t * scale`` the loss calls), which only the name's own check sees."""
         reads = self._reads_in_region(name)
+        if not reads or self._read_by_nested_code(name, fields_only=True):
+            return False
         for read in reads:
             parent = self.facts.parent(read)
             if not (isinstance(parent, cst.Attribute) and parent.value is read):
                 return False
         return True
+
+    def _param_only_as_size(self, name: str, param: cst.Param) -> bool:
+        """Every read of the parameter ``name`` by the slice's statements and the loss is a shape,
+        axis or size (:func:`shape_argument`), and no function, lambda or class nested in its
+        function reads it elsewhere (a call of one would read it where the syntax does not show)."""
+        function = self.facts.function_of(param)
+        if function is None:
+            return False
+        nodes = [self.body[j] for j in sorted(self.members)] + [self.loss]
+        reads = [sub for stmt in nodes for sub in _walk(stmt) if self._is_read(sub, name)]
+        if not reads or not all(shape_argument(self.a, read) for read in reads):
+            return False
+        return not self._read_by_nested_code(name, function, nodes)
+
+    def _read_by_nested_code(self, name: str, function: Optional[cst.FunctionDef] = None,
+                             nodes: Optional[List[cst.CSTNode]] = None, fields_only: bool = False) -> bool:
+        """Whether a function, lambda or class nested in the function around the region (the
+        module, at module level), outside ``nodes`` (default: the region and the loss), reads
+        ``name``: calling it reads ``name`` where the region's syntax does not show.
+        ``fields_only``: reads of a field (``name.f``, not called) do not count -- a call's
+        summary carries those, and each is checked as a field."""
+        if function is None:
+            function = self.facts.function_of(self.body[self.start] if self.start < len(self.body) else self.loss)
+        if nodes is None:
+            nodes = [self.body[j] for j in range(self.start, self.end)] + [self.loss]
+        inside = {id(sub) for stmt in nodes for sub in _walk(stmt)}
+        scope_root = function.body if function is not None else self.facts.module
+        for sub in _walk(scope_root):
+            if isinstance(sub, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and id(sub) not in inside:
+                if any(self._is_read(n, name) and not (fields_only and self._field_read(n)) for n in _walk(sub)):
+                    return True
+        return False
+
+    def _field_read(self, node: cst.Name) -> bool:
+        parent = self.facts.parent(node)
+        if not (isinstance(parent, cst.Attribute) and parent.value is node):
+            return False
+        grand = self.facts.parent(parent)
+        return not (isinstance(grand, cst.Call) and grand.func is parent)
+
+    def _is_read(self, node: cst.CSTNode, name: str) -> bool:
+        if not (isinstance(node, cst.Name) and node.value == name):
+            return False
+        parent = self.facts.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return False
+        return not (isinstance(parent, cst.Arg) and parent.keyword is node)
 
     def _used_only_as_callee(self, name: str) -> bool:
         for read in self._reads_in_region(name):
@@ -387,6 +455,31 @@ class _Boundary:
                     continue
             return False
         return True
+
+
+def shape_argument(analyzer: Analyzer, node: cst.BaseExpression) -> bool:
+    """Whether ``node``'s value is used only inside an argument no gradient flows through
+    (:data:`~codemods.rules.tape.tfapi.NON_DIFFERENTIABLE_ARGS`: a shape, axis, size or index of
+    a listed TF call; or the argument of ``int``/``float``/``len``..., whose result is a Python
+    value), as the argument itself, an element of a list or tuple that is the argument, or an
+    operand of arithmetic in one (``[None, self.n_actions * 2]``, ``int(env.observation_space.n)``)."""
+    facts = analyzer.facts
+    child: cst.CSTNode = node
+    parent = facts.parent(child)
+    while isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.BinaryOperation, cst.UnaryOperation)):
+        if isinstance(parent, cst.BinaryOperation) and not isinstance(
+                parent.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)):
+            return False
+        child, parent = parent, facts.parent(parent)
+    if not (isinstance(parent, cst.Arg) and parent.value is child):
+        return False
+    call = facts.parent(parent)
+    if not isinstance(call, cst.Call):
+        return False
+    what = analyzer.callee(call.func)
+    if what[0] == "builtin" and what[1] in PYTHON_VALUE_BUILTINS and not parent.star:
+        return True
+    return any(tfapi.non_differentiable_argument(name, call.args, parent) for name in facts.tf_names(call.func))
 
 
 CELL_BOUNDARY = "# tfclip-migrate:cell-boundary"  # the CLI's marker between notebook cells

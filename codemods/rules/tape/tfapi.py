@@ -41,7 +41,7 @@ while the tape is paused (``tf.nn.static_rnn`` & co, ``caching_device``) are
 from __future__ import annotations
 
 import enum
-from typing import FrozenSet
+from typing import Dict, FrozenSet, Sequence, Tuple
 
 
 class Api(enum.Enum):
@@ -299,6 +299,57 @@ CACHED_READ_PREFIXES = ("tf.contrib.legacy_seq2seq.",)
 CACHED_READ_KEYWORDS = frozenset({"caching_device"})
 CACHED_READ_METHODS = frozenset({"set_caching_device"})
 
+
+# Arguments no gradient flows through, whatever value is passed: integer shapes, sizes, axes,
+# strides, permutations and indices (TF registers no gradient for them, or the op needs a Python
+# int). ``(position, keyword)`` per canonical name. A value read only in such a position may be
+# computed outside the tape, and does not make an op's result depend on it (``tf.placeholder(
+# tf.float32, [None, self.n_actions])`` is gradient-free whatever ``self.n_actions`` is).
+_SHAPE = ((0, "shape"),)
+NON_DIFFERENTIABLE_ARGS: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    "tf.placeholder": ((1, "shape"),), "tf.placeholder_with_default": ((1, "shape"),),
+    "tf.get_variable": ((1, "shape"),), "tf.get_local_variable": ((1, "shape"),),
+    "tf.zeros": _SHAPE, "tf.ones": _SHAPE, "tf.fill": ((0, "dims"),),
+    "tf.random_normal": _SHAPE, "tf.random_uniform": _SHAPE, "tf.truncated_normal": _SHAPE,
+    "tf.random.normal": _SHAPE, "tf.random.uniform": _SHAPE, "tf.random.truncated_normal": _SHAPE,
+    "tf.reshape": ((1, "shape"),), "tf.tile": ((1, "multiples"),), "tf.transpose": ((1, "perm"),),
+    "tf.expand_dims": ((1, "axis"),), "tf.squeeze": ((1, "axis"),), "tf.concat": ((1, "axis"),),
+    "tf.stack": ((1, "axis"),), "tf.unstack": ((1, "num"), (2, "axis")),
+    "tf.split": ((1, "num_or_size_splits"), (2, "axis")),
+    "tf.slice": ((1, "begin"), (2, "size")), "tf.one_hot": ((1, "depth"),),
+    "tf.reduce_sum": ((1, "axis"),), "tf.reduce_mean": ((1, "axis"),), "tf.reduce_max": ((1, "axis"),),
+    "tf.reduce_min": ((1, "axis"),), "tf.reduce_prod": ((1, "axis"),),
+    "tf.gather": ((1, "indices"),), "tf.nn.embedding_lookup": ((1, "ids"),),
+    "tf.nn.max_pool": ((1, "ksize"), (2, "strides")), "tf.nn.avg_pool": ((1, "ksize"), (2, "strides")),
+    "tf.nn.conv2d": ((2, "strides"),), "tf.nn.top_k": ((1, "k"),),
+    "tf.layers.dense": ((1, "units"),), "tf.layers.conv2d": ((1, "filters"), (2, "kernel_size"), (3, "strides")),
+    "tf.layers.conv1d": ((1, "filters"), (2, "kernel_size"), (3, "strides")),
+    "tf.layers.max_pooling2d": ((1, "pool_size"), (2, "strides")),
+    "tf.layers.average_pooling2d": ((1, "pool_size"), (2, "strides")),
+    "tf.contrib.layers.fully_connected": ((1, "num_outputs"),),
+    "tf.contrib.slim.fully_connected": ((1, "num_outputs"),),
+    "tf.contrib.layers.conv2d": ((1, "num_outputs"), (2, "kernel_size"), (3, "stride")),
+    "tf.contrib.slim.conv2d": ((1, "num_outputs"), (2, "kernel_size"), (3, "stride")),
+}
+
+
+def non_differentiable_argument(name: str, call_args: Sequence, arg) -> bool:
+    """Whether ``arg`` (one of ``call_args``, libcst ``Arg`` nodes of a call of the canonical TF
+    name ``name``) is an argument no gradient flows through (:data:`NON_DIFFERENTIABLE_ARGS`)."""
+    spec = NON_DIFFERENTIABLE_ARGS.get(name)
+    if not spec:
+        return False
+    keyword = arg.keyword.value if arg.keyword is not None else None
+    if keyword is not None:
+        return any(keyword == k for _, k in spec)
+    position = 0
+    for other in call_args:
+        if other.star or other.keyword is not None:
+            return False  # `*args` before it: its position is unknown
+        if other is arg:
+            return any(position == p for p, _ in spec)
+        position += 1
+    return False
 
 def is_cached_read(name: str) -> bool:
     """An API that sets up cached variable reads (static RNNs, which set ``caching_device``)."""

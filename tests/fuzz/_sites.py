@@ -39,7 +39,8 @@ SITE_BLOCKS = frozenset(
        "name_scope_site", "minimize_in_cond", "grad_summaries", "contrib_from_import",
        "eager_minimize_function", "eager_minimize_lambda", "eager_loop", "eager_growing_var_list",
        "eager_lr_variable", "eager_clip_wrapper", "eager_keras_layer", "eager_no_var_list",
-       "gan_var_list_field", "gan_var_list_field_changed", "gan_var_list_dict",
+       "gan_var_list_field", "gan_var_list_field_changed", "gan_var_list_dict", "gan_class_shared_with",
+       "gan_class_loss_changed",
        "eager_local_optimizer", "contrib_compute_apply", "contrib_wrapper_rebinds_name",
        "eager_wrapper_rebinds_name", "eager_wrapper_separate", "eager_while_loop", "eager_minimize_in_helper"}
 )
@@ -310,11 +311,19 @@ def gan_program(g) -> str:
             "def discriminator(inp):",
             '    return tf.matmul(tf.tanh(inp), d_weights["w"]) + d_weights["b"]']
         lines[lines.index('d_vars = tf.trainable_variables(scope="disc")')] = 'd_vars = [d_weights["w"], d_weights["b"]]'
+    # (round 13, sixth stream) the model in a class, both `minimize` calls in one
+    # `control_dependencies` block reading `self.d_loss` / `self.g_loss` (hwalsuklee's GAN zoo): one
+    # `with` of two tapes around the shared forward pass; in a third of them the generator's loss is
+    # changed between the two calls (then the second site may not be lifted out of the block)
+    class_form = d_list == "d_vars" and g.r6.random() < 0.45
+    model_at = lines.index("fake = generator(z)")
     gs_kw, gs = global_step(g, lines)
     outs = []
+    opt_lines: List[str] = []
     for role in ("d", "g"):
         cls = g.rng.choice(list(OPTIMIZERS))
         lines.append(f"{role}_opt = {optimizer(g, _lit(OPTIMIZERS[cls][1]), cls)}")
+        opt_lines.append(lines[-1])
         shape = g.rng.choice(["minimize", "compute_clip", "zip_global_norm"])
         kw = gs_kw if role == "g" else ""
         part, _ = site(g, shape, f"{role}_loss", f"{role}_opt", kw, gs,
@@ -328,6 +337,30 @@ def gan_program(g) -> str:
     # sess.run(g_train): in one tf.group the updates race (either may read the other's variables
     # first), so TF1 itself trained nondeterministically and a rewrite that merely reorders the
     # graph would "differ" (seen in the first 2,000-program run).
+    if class_form:
+        g.tag("gan_class_shared_with")
+        model = lines[model_at:model_at + 5]
+        between = lines[model_at + 5:lines.index(opt_lines[0])]  # the global step, if any
+        changed = g.r6.random() < 1 / 3
+        body = [model[0], "self." + model[1], "self." + model[2], model[3], model[4]]
+        body = [re.sub(r"(?<![.\w])([dg]_loss)\b", r"self.\1", ln) if i > 0 else ln for i, ln in enumerate(body)]
+        body[1] = body[1].replace("self.self.", "self.")
+        body[2] = body[2].replace("self.self.", "self.")
+        # the input width comes from the caller (through a dict of classes: callers unknown), read
+        # only as a shape
+        body[1] = body[1].replace("discriminator(x)", "discriminator(x * self.x_scale)")
+        body.insert(0, "self.x_scale = tf.placeholder_with_default(tf.ones([width]), [width])")
+        body += ["with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):",
+                 "    self.d_train = d_opt.minimize(self.d_loss, var_list=d_vars)"]
+        if changed:
+            g.tag("gan_class_loss_changed")
+            body.append("    self.g_loss = self.g_loss * 1.5")
+        body.append(f"    self.g_train = g_opt.minimize(self.g_loss, var_list=g_vars{gs_kw})")
+        lines = lines[:model_at] + between + opt_lines + [
+            "", "", "class GANModel(object):", "    def __init__(self, width):"] + ["        " + ln for ln in body] + [
+            "", "", 'model_classes = {"gan": GANModel}', f'model = model_classes["gan"]({width})',
+            "d_train, g_train = model.d_train, model.g_train",
+            "d_loss, g_loss = model.d_loss, model.g_loss"]
     lines += ["train_op = [d_train, g_train]", "loss = d_loss + g_loss"]
     outs.append("")
     return "\n".join(g.imports + lines) + "\n"

@@ -31,7 +31,7 @@ import random
 from dataclasses import dataclass, field
 from typing import FrozenSet, List, Set
 
-from tests.fuzz import _blocks, _kinds, _precision, _rebinding
+from tests.fuzz import _blocks, _kinds, _precision, _rebinding, _shapes
 from tests.fuzz._programs import PROGRAM_BLOCKS, actor_critic_program, eager_program, sections_program
 from tests.fuzz._sites import OPTIMIZERS, SITE_BLOCKS, gan_program, training_site
 
@@ -64,6 +64,8 @@ class Gen:
     r4: random.Random = field(default_factory=lambda: random.Random(0))
     # The fifth stream (round 7: names rebound later in the same block, ``_rebinding.py``): same rule.
     r5: random.Random = field(default_factory=lambda: random.Random(0))
+    # The sixth stream (round 13: values read as shapes, ``_shapes.py``): same rule.
+    r6: random.Random = field(default_factory=lambda: random.Random(0))
     tags: Set[str] = field(default_factory=set)
     counters: dict = field(default_factory=dict)
     has_regularizer: bool = False
@@ -96,6 +98,10 @@ def indent(lines: List[str], depth: int = 1) -> List[str]:
 def _model_body(g: Gen, h: str, width: int, out_width: int, *, allow=None):
     """1-3 model blocks then a projection to ``out_width``: (lines, prediction name)."""
     lines: List[str] = []
+    shape_form = _shapes.draw(g) if allow is None else None
+    if shape_form == _shapes.BYSTANDER:
+        block_lines, h, width = _shapes.shape_block(g, h, width, shape_form)
+        lines += block_lines
     if allow is None and g.r3.random() < _kinds.GRAPH_SHARE:
         # (first, so that a module-level model computes it before anything else the loss needs)
         block_lines, h, width = _kinds.kinds_block(g, h, width)
@@ -105,6 +111,9 @@ def _model_body(g: Gen, h: str, width: int, out_width: int, *, allow=None):
         lines += block_lines
     if allow is None and g.r4.random() < _precision.GRAPH_SHARE:
         block_lines, h, width = _precision.precision_block(g, h, width)
+        lines += block_lines
+    if shape_form is not None and shape_form != _shapes.BYSTANDER:
+        block_lines, h, width = _shapes.shape_block(g, h, width, shape_form)
         lines += block_lines
     for _ in range(g.rng.choice([1, 1, 2, 2, 3])):
         name = g.pick(_blocks.MODEL_BLOCKS)
@@ -295,7 +304,7 @@ def generate(seed: int, index: int) -> Program:
     """The ``index``-th program of ``seed`` (reproducible alone)."""
     g = Gen(random.Random(f"{seed}:{index}"), random.Random(f"{seed}:{index}:round2"),
             random.Random(f"{seed}:{index}:round3"), random.Random(f"{seed}:{index}:round4"),
-            random.Random(f"{seed}:{index}:round7"))
+            random.Random(f"{seed}:{index}:round7"), random.Random(f"{seed}:{index}:round13"))
     roll = g.rng.random()
     new_kind = g.alt.random()
     if roll >= 0.2 and new_kind < NEW_KINDS:
@@ -335,6 +344,7 @@ def _all_blocks() -> FrozenSet[str]:
         "import_tensorflow_as_tf", "import_compat_v1", "disable_control_flow_v2", "eager", "gan",
     }
     return frozenset(model | SITE_BLOCKS | PROGRAM_BLOCKS | _kinds.KIND_TAGS | _precision.PRECISION_TAGS | _rebinding.REBINDING_TAGS
+                     | _shapes.SHAPE_TAGS
                      | {"optimizer_" + name for name in OPTIMIZERS})
 
 

@@ -319,3 +319,37 @@ def test_a_parameter_read_through_a_closure_the_loss_calls_is_checked() -> None:
     code, found = _run(CLOSURE)
     assert code == CLOSURE
     assert [c for c, _, _ in found] == ["TFC202"] and "the parameter `scale`" in found[0][2], found
+
+
+BACKPROP = '''import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 2])
+w = tf.Variable(tf.ones([2, 1]))
+monitor = tf.reduce_sum(w)
+diff = tf.matmul(x, w) - 1.0
+{between}
+cost = tf.reduce_mean(diff * diff)
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(cost)
+'''
+
+
+@pytest.mark.parametrize("between, declined", [
+    ("sess = tf.Session()", False),
+    ("for i in range(3):\n    print(i)", False),
+    ("for i in range(3):\n    print(monitor)", True),
+    ("sess = tf.Session()\nvalue = sess.run(monitor)", True),
+])
+def test_a_loop_or_session_the_loss_does_not_need(between: str, declined: bool) -> None:
+    """A loop or session between the forward pass and a later ``minimize`` (hunkim's back-prop
+    lab trains by hand there first) is checked as if the loss needed it: moved into the tape when
+    what it reads could be, else declined naming it -- not the loss -- as the reader."""
+    source = BACKPROP.format(between=between)
+    code, found = _run(source)
+    found = [f for f in found if f[0] != "TFC301"]  # (the session script's own report)
+    if declined:
+        assert code == source
+        assert [c for c, _, _ in found] == ["TFC202"], found
+        assert "include a loop (" in found[0][2] or "include a session run (" in found[0][2], found
+        assert "that the loss does not need, and it reads `monitor`" in found[0][2], found
+    else:
+        assert [(c, f) for c, f, _ in found] == [("TFC103", FixSafety.SAFE)], found

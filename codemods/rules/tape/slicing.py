@@ -186,9 +186,15 @@ class _Boundary:
                 combined.absorb(effects, sequential=True)
             else:
                 # `self.lr = lr` between two statements of the slice: moved with them, checked for
-                # what cannot move into a `with` or changes what a tape records, not for its reads
-                self._statement(stmt, effects, combined, fresh, reads=False)
-                combined.absorb(replace(effects, reads=set(), attr_chains=[]), sequential=True)
+                # what cannot move into a `with` or changes what a tape records, not for its reads.
+                # A loop or a session there (a training loop between the forward pass and a later
+                # `minimize`) is still checked as a statement of the slice, and a failure says so.
+                runs = _runs_or_loops(self.facts, stmt)
+                if runs is None:
+                    self._statement(stmt, effects, combined, fresh, reads=False)
+                    combined.absorb(replace(effects, reads=set(), attr_chains=[]), sequential=True)
+                else:
+                    self._loop_or_session(stmt, effects, combined, fresh, runs)
             fresh |= _fresh_bindings(self.a, stmt)
         self._statement(self.loss, self.loss_effects, combined, fresh, is_loss=True)
         combined.absorb(self.loss_effects, sequential=True)
@@ -205,6 +211,28 @@ class _Boundary:
                                  f"{MANUAL}", self.body[j])
         self._free_names(combined)
         return self.unsafe
+
+    def _loop_or_session(self, stmt: cst.BaseStatement, effects: Effects, combined: Effects, fresh: Set[str],
+                         runs: str) -> None:
+        """A loop or session among the slice's statements that the loss does not need: moved into
+        the tape only if what it reads could be (as before the slice's reads alone were checked);
+        a decline names it for what it is."""
+        try:
+            self._statement(stmt, effects, combined, fresh)
+            self._free_names(Effects(reads=set(effects.reads - combined.binds)))
+        except Reject as reject:
+            reason = reject.reason
+            if reason.endswith(" " + MANUAL):
+                reason = reason[:-len(MANUAL) - 1]
+            for prefix in ("the loss reads ", "the loss depends on "):
+                if reason.startswith(prefix):
+                    reason = "it reads " + reason[len(prefix):]
+                    break
+            else:
+                reason = f"it cannot move there ({reason})"
+            raise Reject(f"the statements the tape must wrap include {runs} ({self.facts.where(stmt)}) that the loss "
+                         f"does not need, and {reason} {MANUAL}", stmt) from None
+        combined.absorb(effects, sequential=True)
 
     def _statement(self, stmt: cst.CSTNode, effects: Effects, before: Effects, fresh: Set[str],
                    is_loss: bool = False, reads: bool = True) -> None:
@@ -491,6 +519,23 @@ def cell_boundary(stmt: cst.BaseStatement) -> Optional[str]:
         comment = line.comment.value if line.comment is not None else ""
         if comment.startswith(CELL_BOUNDARY):
             return "cell " + comment[len(CELL_BOUNDARY):].strip()
+    return None
+
+
+def _runs_or_loops(facts: ModuleFacts, stmt: cst.BaseStatement) -> Optional[str]:
+    """``a loop`` / ``a session`` / ``a session run``: what in ``stmt`` should not move into a tape
+    although the loss does not need it (None: nothing)."""
+    if isinstance(stmt, (cst.For, cst.While)):
+        return "a loop"
+    for sub in _walk(stmt):
+        if isinstance(sub, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(sub, cst.Call):
+            func = sub.func
+            if facts.tf_names(func) & tfapi.SESSIONS:
+                return "a session"
+            if isinstance(func, cst.Attribute) and func.attr.value in ("run", "eval"):
+                return "a session run"
     return None
 
 

@@ -1,8 +1,12 @@
-"""Issue 25 (precision, round 13): a value read only as a shape, axis, size or index of a listed
-TF call carries no gradient, whatever it is; NumPy functions and ``str`` methods do not change
-their arguments. Each class has a program where the old reason is gone and one where the reason
-is true and stays. (Engine-only checks; executed equivalence of the rewrites is the differential
-fuzzer's, ``tests/fuzz/_shapes.py``.)
+"""Issue 25 (precision, round 13): what the loss cannot differentiate through stands outside the
+tape. A value read only as a shape, axis, size or index of a listed TF call (or through ``int``)
+carries no gradient, whatever it is; NumPy functions and ``str`` methods do not change their
+arguments; only the slice's statements are checked for their reads (a loop or session the loss
+does not need still is, and is named); two ``minimize`` calls in one ``control_dependencies``
+block share one ``with`` of two tapes. Also the closure soundness hole found this round. Each
+class has a program where the old reason is gone and one where the reason is true and stays.
+(Engine-only checks; executed equivalence of the rewrites is the differential fuzzer's,
+``tests/fuzz/_shapes.py`` and the GAN class form in ``tests/fuzz/_sites.py``.)
 """
 
 from __future__ import annotations

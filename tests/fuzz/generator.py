@@ -64,7 +64,7 @@ class Gen:
     r4: random.Random = field(default_factory=lambda: random.Random(0))
     # The fifth stream (round 7: names rebound later in the same block, ``_rebinding.py``): same rule.
     r5: random.Random = field(default_factory=lambda: random.Random(0))
-    # The sixth stream (round 13: values read as shapes, ``_shapes.py``): same rule.
+    # The sixth stream (round 13: ``_shapes.py``, and the GAN class form of ``_sites.py``): same rule.
     r6: random.Random = field(default_factory=lambda: random.Random(0))
     tags: Set[str] = field(default_factory=set)
     counters: dict = field(default_factory=dict)

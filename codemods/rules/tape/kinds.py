@@ -30,11 +30,11 @@ __all__ = ["BUILTIN_NAMES", "DATA_MODULES", "Kind", "Kinds", "join_kinds"]
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-# Builtins that neither mutate their arguments nor run user code (beyond what is analysed).
 # Builtins whose result is a Python value whatever they are given: no gradient path. (``int``,
 # ``float`` and ``bool`` of a graph tensor raise; of an eager tensor they give a Python number.)
 PYTHON_VALUE_BUILTINS = frozenset({"isinstance", "len", "hasattr", "callable", "print", "id", "type", "str", "repr",
                                    "format", "range", "int", "float", "bool"})
+# Builtins that neither mutate their arguments nor run user code (beyond what is analysed).
 PURE_BUILTINS = frozenset({
     "len", "range", "int", "float", "bool", "str", "repr", "abs", "min", "max", "sum", "round", "isinstance",
     "issubclass", "print", "format", "sorted", "reversed", "enumerate", "zip", "list", "tuple", "dict", "set",

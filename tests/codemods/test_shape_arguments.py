@@ -357,3 +357,81 @@ def test_a_loop_or_session_the_loss_does_not_need(between: str, declined: bool) 
         assert "that the loss does not need, and it reads `monitor`" in found[0][2], found
     else:
         assert [(c, f) for c, f, _ in found] == [("TFC103", FixSafety.SAFE)], found
+
+
+NOTEBOOK_SIZES = '''import numpy as np
+import tensorflow.compat.v1 as tf
+from envs import make_env
+
+env = make_env("MsPacman-v0")
+n_outputs = env.action_space.n
+
+
+def epsilon_greedy(q_values, epsilon):
+    if np.random.rand() < epsilon:
+        return np.random.randint(n_outputs)
+    return np.argmax(q_values){extra}
+
+
+with tf.variable_scope("train"):
+    X = tf.placeholder(tf.float32, [None, 4])
+    w = tf.get_variable("w", [4, 9])
+    q_values = tf.matmul(X, w)
+    X_action = tf.placeholder(tf.int32, shape=[None])
+    q_value = tf.reduce_sum(q_values * tf.one_hot(X_action, n_outputs), axis=1)
+    loss = tf.reduce_mean(tf.square(1.0 - q_value))
+    training_op = tf.train.MomentumOptimizer(0.001, 0.95).minimize(loss)
+'''
+
+
+@pytest.mark.parametrize("extra, safe", [
+    ("", True),
+    ("\n\n\ndef scaled(t):\n    return t * n_outputs", False),
+])
+def test_a_module_name_read_only_as_a_size(extra: str, safe: bool) -> None:
+    """ageron's DQN notebook: ``n_outputs`` comes from the environment (bound outside the block the
+    tape goes in) and is read by the loss only as ``one_hot``'s depth (and by NumPy elsewhere): a
+    safe fix. A function that multiplies by it
+    could be called by the loss: then the name is checked as before (declined, naming it)."""
+    _, found = _run(NOTEBOOK_SIZES.format(extra=extra))
+    found = [f for f in found if f[0] != "TFC301"]
+    if safe:
+        assert [(c, f) for c, f, _ in found] == [("TFC103", FixSafety.SAFE)], found
+    else:
+        assert len(found) == 1 and found[0][1] is not FixSafety.SAFE and "`n_outputs`" in found[0][2], found
+
+
+REBOUND = '''import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 2])
+w = tf.get_variable("w", [2, 1])
+loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+
+with tf.name_scope("train"):
+    optimizer = tf.train.GradientDescentOptimizer(0.01)
+    training_op = optimizer.minimize(loss)
+{middle}
+with tf.name_scope("train_momentum"):
+    optimizer = tf.train.MomentumOptimizer(0.01, 0.9){between}
+    training_op2 = optimizer.minimize(loss)
+'''
+
+
+@pytest.mark.parametrize("middle, between, resolved", [
+    ("", "", True),
+    ("for step in range(3):\n    optimizer = tf.train.AdamOptimizer(0.1)\n", "", True),
+    ("", "\n    if flag:\n        optimizer = tf.train.AdamOptimizer(0.1)", False),
+    ("def reset():\n    global optimizer\n    optimizer = tf.train.AdamOptimizer(0.1)\n", "", False),
+])
+def test_an_optimizer_rebound_in_every_cell(middle: str, between: str, resolved: bool) -> None:
+    """ageron's notebooks bind ``optimizer`` again in every cell, each time inside ``with
+    tf.name_scope("train"):`` just above its ``minimize``: that assignment is the one each call reads
+    (a loop or other bindings elsewhere do not matter). Not when it may be bound again between
+    them, or by a function through ``global`` (a call could run in between)."""
+    source = REBOUND.format(middle=middle, between=between).replace("import tensorflow.compat.v1 as tf",
+                                                                    "import tensorflow.compat.v1 as tf\nflag = True")
+    _, found = _run(source)
+    reasons = [m for c, _, m in found if c == "TFC202"]
+    assert any("is assigned more than once" in m for m in reasons) is not resolved, found
+    if resolved:
+        assert ("TFC103", FixSafety.SAFE) in [(c, f) for c, f, _ in found], found

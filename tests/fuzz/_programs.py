@@ -37,7 +37,7 @@ PROGRAM_BLOCKS = frozenset({
     "actor_critic", "grad_ys_from_critic", "grad_ys_placeholder", "grad_ys_keyword", "grad_ys_positional",
     "grad_ys_list", "grad_ys_clip_global_norm", "grad_ys_no_clip", "actor_critic_trains_critic",
     "actor_vars_snapshot", "actor_vars_scope",
-    "sections", "sections_straight_line", "sections_three", "sections_rebound_in_loop",
+    "sections", "sections_straight_line", "sections_three", "sections_in_name_scopes", "sections_rebound_in_loop",
     "sections_rebound_in_branch", "sections_rebound_in_if_else", "sections_rebound_between_calls",
 })
 
@@ -158,13 +158,21 @@ def sections_program(g) -> str:
         if n == 3:
             g.tag("sections_three")
         gs_kw, gs = global_step(g, lines)
+        # (round 13, sixth stream) ageron's notebooks: each section's optimizer and site inside
+        # `with tf.name_scope(...)`, the name `optimizer` bound just above its use in that block
+        scoped = g.r6.random() < 0.4
+        if scoped:
+            g.tag("sections_in_name_scopes")
         for i in range(n):
             lines += _section_model(g, i, width)
             shapes = ["minimize", "minimize", "zip_global_norm", "tf_gradients"] + (["compute_clip"] if i == 0 else [])
             shape = g.rng.choice(shapes)
-            lines += ["", f"optimizer = {_ctor(g)}"]
+            section = [f"optimizer = {_ctor(g)}"]
             part, _ = site(g, shape, f"loss{i}", "optimizer", gs_kw if i == n - 1 else "", gs, out=f"train{i}")
-            lines += part
+            section += part
+            if scoped:
+                section = [f'with tf.name_scope("train{i}"):'] + ["    " + ln if ln else ln for ln in section]
+            lines += [""] + section
         return "\n".join(g.imports + lines + ["", f"train_op = [{', '.join(f'train{i}' for i in range(n))}]"]
                          + tail) + "\n"
     for i in range(n):

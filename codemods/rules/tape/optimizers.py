@@ -16,7 +16,7 @@ from typing import Optional
 
 import libcst as cst
 
-from codemods.rules.tape.syntax import subtargets
+from codemods.rules.tape.syntax import subtargets, walk_nodes
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from codemods.rules.analysis import call_args
@@ -118,7 +118,8 @@ def classify(facts: ModuleFacts, receiver: cst.BaseExpression, depth: int = 0, a
                 return Optimizer("unknown", f"the optimizer `{receiver.value}` is a `clip_gradients_by_norm` optimizer "
                                             "passed in as a parameter; the compat form (TFC001) keeps it working")
             return Optimizer("unknown", f"the callers pass different optimizers as `{receiver.value}`")
-        reaching = _reaching(facts, receiver, found) if len(found) > 1 else None
+        reaching = (_reaching(facts, receiver, found) or _dominating(facts, receiver, found)) if len(found) > 1 \
+            else None
         if reaching is not None:
             found = [reaching]  # straight-line code: the assignment just above the use
         infos = []
@@ -420,6 +421,61 @@ def _reaching(facts: ModuleFacts, use: cst.Name, found: list):
     if any(k >= use_index for k in indices) and _in_loop(facts, block):
         return None
     return max(before, key=lambda pair: pair[0])[1]
+
+
+def _dominating(facts: ModuleFacts, use: cst.Name, found: list):
+    """The assignment just above the use in the use's own block, when it is the one the use reads
+    whatever the other assignments are (a notebook rebinding ``optimizer`` in every cell, each
+    time inside ``with tf.name_scope("train"):`` just above its ``minimize``), else None.
+
+    Exact when it is a plain ``name = value`` statement of the block holding the use's statement,
+    before it; no statement between them binds the name (nested blocks included); the use is not
+    inside a function, lambda or class (called later, it would see a later binding); and every
+    assignment of the name is in the use's own function (or all at module level): a function
+    rebinding it through ``global``/``nonlocal`` could run between them. Loops around the block do
+    not matter: each time the use runs, that assignment has just run."""
+    holder = block = None
+    for anc in facts.ancestors(use):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        parent = facts.parent(anc)
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and \
+                isinstance(parent, (cst.Module, cst.IndentedBlock)):
+            holder, block = anc, parent
+            break
+    if holder is None or block is None:
+        return None
+    function = facts.function_of(use)
+    statements: dict = {}
+    for assignment in found:
+        if not isinstance(assignment, Assignment) or facts.function_of(assignment.node) is not function:
+            return None
+        line = None
+        for anc in facts.ancestors(assignment.node):
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                line = anc
+                break
+        statements[id(assignment)] = line
+    body = list(block.body)
+    position = {id(stmt): k for k, stmt in enumerate(body)}
+    use_index = position.get(id(holder))
+    if use_index is None:
+        return None
+    candidates = []
+    for assignment in found:
+        line = statements[id(assignment)]
+        k = position.get(id(line))
+        if k is not None and k < use_index and facts.assigned_value(assignment) is not None \
+                and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 \
+                and isinstance(line.body[0], cst.Assign) and len(line.body[0].targets) == 1:
+            candidates.append((k, assignment))
+    if not candidates:
+        return None
+    k_def, reaching = max(candidates, key=lambda pair: pair[0])
+    inside = {id(sub) for j in range(k_def + 1, use_index + 1) for sub in walk_nodes(body[j])}
+    if any(id(a.node) in inside for a in found):
+        return None  # bound again between them (or inside the use's own statement)
+    return reaching
 
 
 def _in_loop(facts: ModuleFacts, block: cst.CSTNode) -> bool:

@@ -344,7 +344,7 @@ class _Boundary:
         if isinstance(node, cst.Param):
             if self._used_only_as_attribute_root(name):
                 return  # its fields are checked one by one
-            if self._param_only_as_size(name, node):
+            if self._only_as_size(name, node):
                 return  # `tf.placeholder(tf.float32, [batch_size, 4])`: no gradient flows through a shape
             kind = self.a.param_kind(node)
             if kind in (Kind.FREE, Kind.VARIABLE):
@@ -355,6 +355,8 @@ class _Boundary:
             self._unsafe(f"the loss reads the parameter `{name}`: if the caller computed it from trainable "
                          "variables, those paths are outside the tape")
             return
+        if self._only_as_size(name, node):
+            return  # `tf.layers.dense(X, n_outputs)`, whatever `n_outputs` holds or whoever changes it
         changed = self._mutated_outside(name, node)
         if changed is not None:
             raise Reject(f"the loss reads `{name}`, which {self.facts.where(self._statement_of(changed) or changed)} "
@@ -425,36 +427,41 @@ class _Boundary:
                 return False
         return True
 
-    def _param_only_as_size(self, name: str, param: cst.Param) -> bool:
-        """Every read of the parameter ``name`` by the slice's statements and the loss is a shape,
-        axis or size (:func:`shape_argument`), and no function, lambda or class nested in its
-        function reads it elsewhere (a call of one would read it where the syntax does not show)."""
-        function = self.facts.function_of(param)
-        if function is None:
+    def _only_as_size(self, name: str, binding: cst.CSTNode) -> bool:
+        """Every read of ``name`` (a parameter, or a name bound outside the region) by the slice's
+        statements and the loss is a shape, axis or size (:func:`shape_argument`), and no function,
+        lambda or class in its scope (the function it is bound in, or the module) reads it
+        elsewhere: a call of one would read it where the syntax does not show."""
+        function = self.facts.function_of(binding)
+        if isinstance(binding, cst.Param) and function is None:
             return False
         nodes = [self.body[j] for j in sorted(self.members)] + [self.loss]
         reads = [sub for stmt in nodes for sub in _walk(stmt) if self._is_read(sub, name)]
         if not reads or not all(shape_argument(self.a, read) for read in reads):
             return False
-        return not self._read_by_nested_code(name, function, nodes)
+        return not self._read_by_nested_code(name, function or self.facts.module, nodes, sizes_only=True)
 
-    def _read_by_nested_code(self, name: str, function: Optional[cst.FunctionDef] = None,
-                             nodes: Optional[List[cst.CSTNode]] = None, fields_only: bool = False) -> bool:
-        """Whether a function, lambda or class nested in the function around the region (the
-        module, at module level), outside ``nodes`` (default: the region and the loss), reads
-        ``name``: calling it reads ``name`` where the region's syntax does not show.
-        ``fields_only``: reads of a field (``name.f``, not called) do not count -- a call's
-        summary carries those, and each is checked as a field."""
-        if function is None:
-            function = self.facts.function_of(self.body[self.start] if self.start < len(self.body) else self.loss)
+    def _read_by_nested_code(self, name: str, scope: Optional[cst.CSTNode] = None,
+                             nodes: Optional[List[cst.CSTNode]] = None, fields_only: bool = False,
+                             sizes_only: bool = False) -> bool:
+        """Whether a function, lambda or class inside ``scope`` (a function the name is local to,
+        or the module; default: the function around the region), outside ``nodes`` (default: the
+        region and the loss), reads ``name``: calling it reads ``name`` where the region's syntax
+        does not show. ``fields_only``: reads of a field (``name.f``, not called) do not count -- a
+        call's summary carries those, and each is checked as a field. ``sizes_only``: reads as a
+        shape, axis or size do not count (no gradient flows through them wherever they are)."""
+        if scope is None:
+            scope = self.facts.function_of(self.body[self.start] if self.start < len(self.body) else self.loss) \
+                or self.facts.module
         if nodes is None:
             nodes = [self.body[j] for j in range(self.start, self.end)] + [self.loss]
         inside = {id(sub) for stmt in nodes for sub in _walk(stmt)}
-        scope_root = function.body if function is not None else self.facts.module
+        scope_root = scope.body if isinstance(scope, cst.FunctionDef) else scope
         for sub in _walk(scope_root):
             if isinstance(sub, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and id(sub) not in inside:
-                if any(self._is_read(n, name) and not (fields_only and self._field_read(n)) for n in _walk(sub)):
-                    return True
+                if any(self._is_read(n, name) and id(n) not in inside and not (fields_only and self._field_read(n))
+                       and not (sizes_only and shape_argument(self.a, n)) for n in _walk(sub)):
+                    return True  # (the region's own reads, in the function around it, are checked as they are)
         return False
 
     def _field_read(self, node: cst.Name) -> bool:
@@ -488,8 +495,8 @@ class _Boundary:
 def shape_argument(analyzer: Analyzer, node: cst.BaseExpression) -> bool:
     """Whether ``node``'s value is used only inside an argument no gradient flows through
     (:data:`~codemods.rules.tape.tfapi.NON_DIFFERENTIABLE_ARGS`: a shape, axis, size or index of
-    a listed TF call; or the argument of ``int``/``float``/``len``..., whose result is a Python
-    value), as the argument itself, an element of a list or tuple that is the argument, or an
+    a listed TF call; or the argument of ``int``/``float``/``len``... or of a NumPy function,
+    whose result is a Python or NumPy value), as the argument itself, an element of a list or tuple that is the argument, or an
     operand of arithmetic in one (``[None, self.n_actions * 2]``, ``int(env.observation_space.n)``)."""
     facts = analyzer.facts
     child: cst.CSTNode = node
@@ -507,6 +514,8 @@ def shape_argument(analyzer: Analyzer, node: cst.BaseExpression) -> bool:
     what = analyzer.callee(call.func)
     if what[0] == "builtin" and what[1] in PYTHON_VALUE_BUILTINS and not parent.star:
         return True
+    if what[0] == "data" and what[1].startswith("numpy."):
+        return True  # `np.random.randint(n_outputs)`: a NumPy value, never a tensor a tape records
     return any(tfapi.non_differentiable_argument(name, call.args, parent) for name in facts.tf_names(call.func))
 
 

@@ -84,6 +84,8 @@ CASES: Dict[str, str] = {
     "match_capture_rebinds_loss": EQUIVALENT,
     "static_rnn": "cached reads",
     "caching_device_scope": "cached reads",
+    # round 13: a parameter read only inside a closure the loss calls (the safe fix left `v` untrained)
+    "parameter_read_in_a_closure": "the parameter `scale`",
 }
 
 

@@ -37,6 +37,7 @@ from codemods.rules.tape.gates import Gates
 from codemods.rules.tape.overlaps import check_groups, drop_overlaps
 from codemods.rules.tape.sites import Block, Decline, Plan, Reject
 from codemods.rules.tape.slicing import tape_region
+from codemods.rules.tape.tfapi import OPTIMIZER_GRADIENT_METHODS
 from codemods.rules.tape.tfapi import CONTROL, LOOPS
 
 TRAINABLE_LIST_CALLS = {"tf.trainable_variables"}
@@ -291,7 +292,7 @@ class Planner:
         ops are created after the loss; it changes no value the loss reads)."""
         value = statement_value(single_small(stmt))
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-            value.func.attr.value in ("minimize", "apply_gradients", "compute_gradients")
+            value.func.attr.value in OPTIMIZER_GRADIENT_METHODS
 
     def _context_only(self, stmt: cst.With) -> bool:
         from codemods.rules.tape.tfapi import CONTEXTS

@@ -403,14 +403,7 @@ class _Boundary:
         out: List[cst.Name] = []
         nodes = [self.body[j] for j in range(self.start, self.end)] + [self.loss]
         for stmt in nodes:
-            for sub in _walk(stmt):
-                if isinstance(sub, cst.Name) and sub.value == name:
-                    parent = self.facts.parent(sub)
-                    if isinstance(parent, cst.Attribute) and parent.attr is sub:
-                        continue
-                    if isinstance(parent, cst.Arg) and parent.keyword is sub:
-                        continue
-                    out.append(sub)
+            out += [sub for sub in _walk(stmt) if self._is_read(sub, name)]
         return out
 
     def _used_only_as_attribute_root(self, name: str) -> bool:

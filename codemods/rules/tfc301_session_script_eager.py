@@ -244,6 +244,7 @@ class SessionScriptEager(TfcCodemod):
                                           "MonitoredSession", "Supervisor")), method_calls("run"))
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        from codemods.rules.eager.contrib_rnn import contrib_rnn_as_tf
         from codemods.rules.eager.emit import emit
         from codemods.rules.eager.model import Decline, Reader, is_session_script, session_object_as_with
 
@@ -257,8 +258,15 @@ class SessionScriptEager(TfcCodemod):
                             "follow (only `%matplotlib`, `%config`, `%pip`, help and shell escapes that expand no "
                             "Python name leave the program alone) (manual edit required)", fix=FixSafety.NONE)
                 return tree
+        # `from tensorflow.contrib import rnn` ... `rnn.static_rnn(...)`: read as `tf.contrib.rnn`
+        respelled, rnn_origin, why = contrib_rnn_as_tf(tree)
         # `sess = tf.Session()` ... `sess.run(...)`: read as the `with` block it runs like
-        read_tree, origin, why = session_object_as_with(tree)
+        read_tree, origin, session_why = session_object_as_with(respelled)
+        why.update({id(rnn_origin[key]) if key in rnn_origin else key: reason for key, reason in session_why.items()})
+        for key, node in list(origin.items()):
+            origin[key] = rnn_origin.get(id(node), node)
+        for key, node in rnn_origin.items():
+            origin.setdefault(key, node)
         reader = Reader(read_tree, session_object=bool(origin))
         try:
             program = reader.read()

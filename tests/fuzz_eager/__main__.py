@@ -20,11 +20,17 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--notebook", action="store_true", help="each program cut into notebook cells (.ipynb)")
+    parser.add_argument("--tag", help="only the programs of the range with a grammar tag starting with this "
+                                      "(e.g. `rnn:` for the round-14 RNN forms); generating is cheap, running is not")
     args = parser.parse_args(argv)
     if args.index is not None and args.show:
         print(runner.show(args.seed, args.index, args.rtol))
         return 0
     indices = [args.index] if args.index is not None else range(args.start, args.start + args.programs)
+    if args.tag:
+        from tests.fuzz_eager.generator import program
+
+        indices = [i for i in indices if any(t.startswith(args.tag) for t in program(args.seed, i).tags)]
     report = runner.run(args.seed, indices, rtol=args.rtol, progress=args.progress, notebook=args.notebook)
     print(runner.format_summary(report))
     if args.json:

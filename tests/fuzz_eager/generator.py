@@ -79,6 +79,8 @@ class _Gen:
         self.alt10 = random.Random(f"{seed}:{index}:round10")  # `from __future__` imports (round 10)
         self.alt11 = random.Random(f"{seed}:{index}:round11")  # shared weights, chains, training-only runs (round 11)
         self.alt12 = random.Random(f"{seed}:{index}:round12")  # state the session block changes (round 12)
+        self.alt14 = random.Random(f"{seed}:{index}:round14")  # static RNNs, more cells, tf.contrib.rnn (round 14)
+        self.contrib_rnn_import = False  # `from tensorflow.contrib import rnn` in the header (round 14)
         self.unnamed_variables = self.alt8.random() < 0.5  # `tf.Variable(...)` blocks without `name=` (round 8)
         if self.unnamed_variables:
             self.tags.add("tf_variable:unnamed")
@@ -282,6 +284,78 @@ def _training_only_run(g: _Gen, outs: List[str], fetch: List[str]) -> List[str]:
     return [f"    {', '.join(outs)} = sess.run([{', '.join(fetch)}], feed_dict=feed)"]
 
 
+# (round 14) how the RNN encoder runs its cells, and the spelling of the cells (TF 1.15's
+# ``tf.contrib.rnn`` re-exports the core cells and static RNNs); the first form is the one every
+# earlier program has, drawn by its own stream so that those programs stay as they were.
+RNN_FORMS = ("dynamic", "static", "static_bidirectional", "bidirectional_dynamic", "multi_cell")
+RNN_SPELLINGS = ("tf.nn.rnn_cell", "tf.contrib.rnn", "rnn")
+# Just outside it: contrib names the rule must decline (a cell wrapper that draws dropout masks; the
+# module alias used as a value, which the rule cannot follow; LSTMCell's peepholes, whose forget-gate
+# chain grappler regroups: measured).
+OUTSIDE_RNN = ("rnn_dropout_wrapper", "rnn_alias_as_value", "lstm_peepholes")
+
+
+def _rnn_encoder(g: _Gen, enc: str, cell_args: str, feat_dim: int, length: int) -> (List[str], int):
+    """The sequence encoder's lines and its feature width: ``dynamic_rnn`` over one cell as
+    before, or (round 14) ``static_rnn`` over ``tf.unstack``, the bidirectional forms, a
+    ``MultiRNNCell``, an ``LSTMCell``; cells spelled ``tf.nn.rnn_cell.X``, ``tf.contrib.rnn.X`` or
+    ``rnn.X`` (``from tensorflow.contrib import rnn``)."""
+    form = g.alt14.choices(RNN_FORMS, weights=[5, 3, 2, 1, 1])[0]
+    spelling = "tf.nn.rnn_cell" if form == "dynamic" else g.alt14.choice(RNN_SPELLINGS)
+    if form == "dynamic":
+        return (["with tf.variable_scope(\"rnn_encoder\"):",
+                 f"    cell = tf.nn.rnn_cell.{enc}({cell_args})",
+                 "    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)",
+                 "features = outputs[:, -1, :]"], feat_dim)
+    g.tags.add(f"rnn:{form}")
+    g.tags.add(f"rnn_spelling:{spelling}")
+    if spelling == "rnn":
+        g.contrib_rnn_import = True
+    if enc == "BasicLSTMCell" and g.alt14.random() < 0.4:
+        option = g.alt14.choice(["", ", forget_bias=1.0", ", use_peepholes=True"])
+        if option == ", use_peepholes=True" and g.outside is None:
+            g.outside = "lstm_peepholes"  # grappler regroups the peephole's forget-gate chain: declined
+        elif option == ", use_peepholes=True":
+            option = ""
+        enc, cell_args = "LSTMCell", f"{feat_dim}{option}"
+        g.tags.add("rnn_cell:LSTMCell")
+    module = "tf.nn" if spelling == "tf.nn.rnn_cell" else spelling  # where static_rnn is found
+    cell = f"{spelling}.{enc}({cell_args})"
+    lines = ["with tf.variable_scope(\"rnn_encoder\"):"]
+    if g.outside is None and g.alt14.random() < 0.12:
+        construct = g.alt14.choice(OUTSIDE_RNN[:2])  # (peepholes: drawn with the cell above)
+        g.outside = construct
+        if construct == "rnn_dropout_wrapper":
+            cell = f"{spelling}.DropoutWrapper({cell}, output_keep_prob=0.9, seed=7)"
+        else:
+            g.contrib_rnn_import = True
+            lines = ["cells = rnn", "with tf.variable_scope(\"rnn_encoder\"):"]
+            cell, module = f"cells.{enc}({cell_args})", "cells"
+    if form == "static":
+        lines += [f"    steps = tf.unstack(embedded, {length}, 1)",
+                  f"    cell = {cell}",
+                  f"    outputs, state = {module}.static_rnn(cell, steps, dtype=tf.float32)",
+                  "features = outputs[-1]"]
+    elif form == "static_bidirectional":
+        lines += [f"    steps = tf.unstack(embedded, {length}, 1)",
+                  f"    cell_fw = {cell}", f"    cell_bw = {cell}",
+                  f"    outputs, _, _ = {module}.static_bidirectional_rnn(cell_fw, cell_bw, steps, dtype=tf.float32)",
+                  "features = outputs[-1]"]
+        feat_dim *= 2
+    elif form == "bidirectional_dynamic":
+        lines += [f"    cell_fw = {cell}", f"    cell_bw = {cell}",
+                  "    (out_fw, out_bw), _ = tf.nn.bidirectional_dynamic_rnn(cell_fw, cell_bw, embedded, "
+                  "dtype=tf.float32)",
+                  "features = tf.concat([out_fw[:, -1, :], out_bw[:, -1, :]], 1)"]
+        feat_dim *= 2
+    else:
+        inner = cell.replace(f"({cell_args})", f"({g.alt14.choice([3, 4])})", 1) if "DropoutWrapper" not in cell else cell
+        lines += [f"    cell = {spelling if module != 'cells' else 'cells'}.MultiRNNCell([{inner}, {cell}])",
+                  "    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)",
+                  "features = outputs[:, -1, :]"]
+    return lines, feat_dim
+
+
 def _classifier(g: _Gen) -> List[str]:
     """Data, placeholders, model, loss, optimizer, train op, session loop of a one-model script."""
     seq = g.pick("inputs", ["dense", "embedding"], [3, 1]) == "embedding"
@@ -358,10 +432,8 @@ def _classifier(g: _Gen) -> List[str]:
         else:
             feat_dim = g.r.choice([3, 5])
             cell_args = f"{feat_dim}, forget_bias=1.0" if enc == "BasicLSTMCell" else f"{feat_dim}"
-            lines += ["with tf.variable_scope(\"rnn_encoder\"):",
-                      f"    cell = tf.nn.rnn_cell.{enc}({cell_args})",
-                      "    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)",
-                      "features = outputs[:, -1, :]"]
+            encoder, feat_dim = _rnn_encoder(g, enc, cell_args, feat_dim, length)
+            lines += encoder
         lines += _model(g, "features", feat_dim, classes)
     elif image:
         front, width = _conv_front(g, side, channels)
@@ -936,6 +1008,8 @@ def program(seed: int, index: int) -> Program:
         g.tags.add("future_import")
         doc.append(g.alt10.choice(["from __future__ import print_function",
                                    "from __future__ import absolute_import, division, print_function"]))
+    if g.contrib_rnn_import:  # (round 14) the tutorials' module alias for TF 1.15's tf.contrib.rnn
+        header.insert(header.index("import tensorflow as tf") + 1, "from tensorflow.contrib import rnn")
     source = "\n".join(doc + header + body).rstrip() + "\n"
     return Program(seed, index, source, outside is None, outside, g.tags)
 

@@ -47,6 +47,24 @@ def test_generate_is_reproducible_and_varied():
         assert state[construct] > 0, construct
 
 
+def test_the_round_14_rnn_forms_are_generated():
+    """Each RNN form, cell spelling and RNN construct just outside the class (round 14's own stream)
+    occurs within 3,000 programs of seed 0; programs without them are as they were."""
+    from tests.fuzz_eager.generator import OUTSIDE_RNN, RNN_FORMS, RNN_SPELLINGS
+
+    programs = [program(0, i) for i in range(3000)]
+    tags = Counter(t for p in programs for t in p.tags)
+    for form in RNN_FORMS[1:]:
+        assert tags[f"rnn:{form}"] > 0, form
+    for spelling in RNN_SPELLINGS:
+        assert tags[f"rnn_spelling:{spelling}"] > 0, spelling
+    assert tags["rnn_cell:LSTMCell"] > 0
+    for construct in OUTSIDE_RNN:
+        assert tags[f"outside:{construct}"] > 0, construct
+    aliased = [p for p in programs if "from tensorflow.contrib import rnn" in p.source]
+    assert aliased and all("rnn_spelling:rnn" in p.tags or p.outside == "rnn_alias_as_value" for p in aliased)
+
+
 def test_no_tfc301_rewrite_changes_training(ci_report):
     """On the CI seed: every script runs as TF 1 code, every outside script is left byte-identical, and
     every script TFC301 rewrites trains the same, bit for bit (losses at every step, every variable)."""

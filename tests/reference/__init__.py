@@ -99,8 +99,23 @@ def _slim() -> types.ModuleType:
     return slim
 
 
+def _rnn() -> types.ModuleType:
+    """``tf.contrib.rnn`` for the names that are TF 1's core objects: TF 1.15's
+    ``tensorflow/contrib/rnn/__init__.py`` star-imports ``tensorflow.python.ops.rnn_cell`` (after
+    contrib's own cells, so the core classes win) and imports ``static_rnn`` and
+    ``static_bidirectional_rnn`` from ``tensorflow.python.ops.rnn``. Contrib's own cells
+    (``LayerNormBasicLSTMCell``...) are not here."""
+    rnn = types.ModuleType("tensorflow.contrib.rnn", "Reference of TF 1.15 tf.contrib.rnn (core names).")
+    for cell in ("BasicLSTMCell", "BasicRNNCell", "GRUCell", "LSTMCell", "MultiRNNCell", "LSTMStateTuple",
+                 "DropoutWrapper", "RNNCell"):
+        setattr(rnn, cell, getattr(_tf.compat.v1.nn.rnn_cell, cell))
+    rnn.static_rnn = _tf.compat.v1.nn.static_rnn
+    rnn.static_bidirectional_rnn = _tf.compat.v1.nn.static_bidirectional_rnn
+    return rnn
+
+
 class _Contrib(types.ModuleType):
-    """The ``tf.contrib`` namespace: ``estimator``, ``training``, ``layers``, ``slim``."""
+    """The ``tf.contrib`` namespace: ``estimator``, ``training``, ``layers``, ``slim``, ``rnn``."""
 
     def __init__(self) -> None:
         super().__init__("tensorflow.contrib", "Reference of TF 1.15 tf.contrib (tests only).")
@@ -108,6 +123,12 @@ class _Contrib(types.ModuleType):
         self.training = contrib_training
         self.layers = contrib_layers
         self.slim = _slim()
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "rnn":  # built on first use: the RNN cells need tf-keras (TF_USE_LEGACY_KERAS=1)
+            self.rnn = _rnn()
+            return self.rnn
+        raise AttributeError(attr)
 
 
 contrib = _Contrib()

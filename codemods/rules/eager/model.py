@@ -58,7 +58,8 @@ _MUTATING_FUNCTIONS = frozenset({"shuffle", "copyto", "place", "putmask", "fill_
 # Forward names that create variables or draw random numbers: a tensor built in the session block
 # (after the graph) must use none of them (and none of ``tfnames.STATEFUL_PREFIXES``) to move
 # into the model's ``call``.
-_STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dynamic_rnn", "nn.dropout"})
+_STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dynamic_rnn", "nn.static_rnn",
+                            "nn.static_bidirectional_rnn", "nn.bidirectional_dynamic_rnn", "nn.dropout"})
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
 # Methods of a graph tensor or variable the forward pass may call: they read its static shape (no
@@ -538,7 +539,8 @@ class Reader:
         path = self.prefix + ".".join(parts[1:])
         if path.startswith("compat.v1."):
             path = path[len("compat.v1."):]
-        return path
+        # ``tf.contrib.rnn.BasicLSTMCell`` is TF 1's ``tf.nn.rnn_cell.BasicLSTMCell`` (the same object)
+        return tfnames.CONTRIB_RNN.get(path, path)
 
     def fresh(self, base: str) -> str:
         name, n = base, 2
@@ -586,6 +588,8 @@ class Reader:
             if self.path(call.func) in tfnames.RENAMED_INITIALIZERS:
                 called.add(id(call.func))
                 self.check_renamed_initializer(call)
+            if self.path(call.func) in tfnames.RNN_ARGUMENTS:
+                self.check_rnn_arguments(call)
         self.check_methods(node, where)
         for at, path in self.tf_paths(node):
             if path in tfnames.RENAMED_INITIALIZERS and id(at) not in called:
@@ -670,6 +674,25 @@ class Reader:
             if (self.alias in names_of(arg.value).read or names_of(arg.value).read & self.graph_names()) and not (
                     key == "dtype" and self.path(arg.value) in tfnames.DTYPES):
                 raise Decline(call, "an initializer argument computed from tensors")
+
+    def check_rnn_arguments(self, call: cst.Call) -> None:
+        """An RNN cell or RNN called with the arguments ``tfnames.RNN_ARGUMENTS`` lists (measured to
+        compute the same in a session and in a ``tf.function``); ``use_peepholes``, ``cell_clip``,
+        ``sequence_length``... are unknown, and decline."""
+        path = self.path(call.func)
+        positional, keywords = tfnames.RNN_ARGUMENTS[path]
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                raise Decline(call, f"`tf.{path}` with `*args`/`**kwargs`")
+            key = arg.keyword.value if arg.keyword is not None else (positional[i] if i < len(positional) else None)
+            if key is None or (key not in positional and key not in keywords):
+                shown = f"`{key}=`" if key else f"positional argument {i + 1}"
+                raise Decline(arg, f"`tf.{path}` with {shown} (only `{'`, `'.join(positional + tuple(keywords))}` "
+                                   "are measured to compute the same eagerly)")
+            if key in keywords and keywords[key] is not None and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == keywords[key]):
+                why = f": {tfnames.RNN_WHY[key]}" if key in tfnames.RNN_WHY else " (not measured)"
+                raise Decline(arg, f"`tf.{path}` with `{key}=` other than `{keywords[key]}`{why}")
 
     # the walk
 

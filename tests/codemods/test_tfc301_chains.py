@@ -115,3 +115,58 @@ def test_pythons_sum_of_tensors_is_a_chain(body):
 ])
 def test_pythons_sum_of_scalar_reductions_or_numbers_is_kept(body):
     assert read(body).train_ops
+
+
+# (round 14) integer chains: exact arithmetic (wrapping too is associative), so grappler's regrouping
+# cannot change them: TensorFlow-Examples' dynamic_rnn.py picks each sequence's last output with
+# `tf.range(0, batch_size) * seq_max_len + (seqlen - 1)` (executed: tests/fuzz_eager, `rnn:sequence_length`)
+INTEGER_PROGRAM = '''import numpy as np
+import tensorflow as tf
+
+seq_max_len = 4
+x = tf.placeholder(tf.float32, [None, seq_max_len, 2])
+seqlen = tf.placeholder(tf.int32, [None])
+w = tf.get_variable("w", [2, 1])
+
+
+def last_output(outputs, seqlen):
+    batch_size = tf.shape(outputs)[0]
+    {index}
+    return tf.gather(tf.reshape(outputs, [-1, 2]), index)
+
+
+loss = tf.reduce_mean(tf.matmul(last_output(x, {passed}), w))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    sess.run(train_op, {{x: np.ones((3, seq_max_len, 2), np.float32), seqlen: [1, 2, 3]}})
+'''
+
+
+def read_integer(index: str, passed: str = "seqlen"):
+    return Reader(cst.parse_module(INTEGER_PROGRAM.format(index=index, passed=passed))).read()
+
+
+@pytest.mark.parametrize("index", [
+    "index = tf.range(0, batch_size) * seq_max_len + (seqlen - 1)",
+    "index = tf.range(0, tf.shape(outputs)[0]) * 4 + (seqlen + seq_max_len - 1) % seq_max_len",
+    "index = tf.cast(tf.range(batch_size), tf.int32) * seq_max_len + seqlen - 1",
+    "index = tf.argmax(outputs[:, 0, :], 1, output_type=tf.int32) + seqlen - 1",
+])
+def test_a_chain_of_integers_is_migrated(index):
+    read_integer(index)
+
+
+@pytest.mark.parametrize("index, passed, why", [
+    ("index = tf.cast(tf.cast(seqlen, tf.float32) * 2.0 + tf.cast(batch_size, tf.float32) - 1.0, tf.int32)",
+     "seqlen", "floats inside the cast"),
+    ("index = tf.range(0, batch_size) * seq_max_len + (seqlen - 1)", "tf.cast(seqlen, tf.float32)",
+     "the helper's parameter is passed a float"),
+    ("index = tf.range(0, batch_size, dtype=tf.float32) * seq_max_len + (seqlen - 1)", "seqlen",
+     "a float range"),
+])
+def test_a_chain_with_a_float_operand_is_still_declined(index, passed, why):
+    with pytest.raises(Decline) as caught:
+        read_integer(index, passed)
+    assert "puts a constant in a chain" in caught.value.reason, why

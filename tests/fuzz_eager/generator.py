@@ -331,11 +331,20 @@ def _rnn_encoder(g: _Gen, enc: str, cell_args: str, feat_dim: int, length: int) 
             g.contrib_rnn_import = True
             lines = ["cells = rnn", "with tf.variable_scope(\"rnn_encoder\"):"]
             cell, module = f"cells.{enc}({cell_args})", "cells"
+    # sequence lengths computed in the graph (the ids above 0), and the last relevant output picked
+    # by an integer chain (TensorFlow-Examples' dynamic_rnn.py): exact, so TFC301 lets it through
+    lengths = form in ("static", "multi_cell") and g.alt14.random() < 0.35
+    if lengths:
+        g.tags.add("rnn:sequence_length")
+        lines = ["lengths = tf.reduce_sum(tf.cast(tf.greater(x, 0), tf.int32), 1)"] + lines
+    seq_arg = ", sequence_length=lengths" if lengths else ""
+    last = [f"last = tf.range(0, tf.shape(x)[0]) * {length} + (lengths + {length} - 1) % {length}",
+            f"features = tf.gather(tf.reshape({{}}, [-1, {feat_dim}]), last)"]
     if form == "static":
         lines += [f"    steps = tf.unstack(embedded, {length}, 1)",
                   f"    cell = {cell}",
-                  f"    outputs, state = {module}.static_rnn(cell, steps, dtype=tf.float32)",
-                  "features = outputs[-1]"]
+                  f"    outputs, state = {module}.static_rnn(cell, steps, dtype=tf.float32{seq_arg})"]
+        lines += [last[0], last[1].format("tf.stack(outputs, 1)")] if lengths else ["features = outputs[-1]"]
     elif form == "static_bidirectional":
         lines += [f"    steps = tf.unstack(embedded, {length}, 1)",
                   f"    cell_fw = {cell}", f"    cell_bw = {cell}",
@@ -351,8 +360,8 @@ def _rnn_encoder(g: _Gen, enc: str, cell_args: str, feat_dim: int, length: int) 
     else:
         inner = cell.replace(f"({cell_args})", f"({g.alt14.choice([3, 4])})", 1) if "DropoutWrapper" not in cell else cell
         lines += [f"    cell = {spelling if module != 'cells' else 'cells'}.MultiRNNCell([{inner}, {cell}])",
-                  "    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)",
-                  "features = outputs[:, -1, :]"]
+                  f"    outputs, state = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32{seq_arg})"]
+        lines += [last[0], last[1].format("outputs")] if lengths else ["features = outputs[:, -1, :]"]
     return lines, feat_dim
 
 

@@ -26,6 +26,7 @@ class ProgramCode(Protocol):
     lifted: Dict[int, List[Tuple[str, cst.BaseExpression]]]
     late_forward: List[cst.SimpleStatementLine]
     helpers: Dict[str, cst.FunctionDef]
+    placeholders: list  # of model.Placeholder: ``.name`` and ``.dtype`` (a canonical dtype path)
 
     def path(self, node: cst.BaseExpression) -> Optional[str]: ...
 
@@ -38,6 +39,10 @@ _ARITHMETIC_CALLS = {"add": ("+", True), "math.add": ("+", True), "subtract": ("
                      "divide": ("*", False), "math.divide": ("*", False), "div": ("*", False),
                      "truediv": ("*", False), "math.truediv": ("*", False), "realdiv": ("*", False)}
 # Reductions to a scalar (called with the tensor alone): the terms of a regularised loss.
+# Ops whose result is an integer tensor whatever their (integer) arguments: TF 1's defaults
+# (``out_type=tf.int32`` for shape/size/rank, ``output_type=tf.int64`` for argmax/argmin).
+_INTEGER_OPS = frozenset({"shape", "size", "rank", "argmax", "argmin", "math.argmax", "math.argmin"})
+_INTEGER_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8"})
 _REDUCTIONS = frozenset({"reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "nn.l2_loss",
                          "math.reduce_mean", "math.reduce_sum", "math.reduce_max", "math.reduce_min"})
 
@@ -85,9 +90,20 @@ def check_arithmetic_chains(reader: ProgramCode) -> None:
                 bound.setdefault(name, []).extend([other, other])  # bound otherwise: never followed
     graph = reader.graph_names()
     data: Set[str] = set()  # module-level Python values (data, settings, modules): constants in the graph
+    module_values: Dict[str, List[cst.CSTNode]] = {}  # what each module-level statement binds a name to
     for kind, stmt in reader.items:
         if kind in ("keep", "import"):
             data |= names_of(stmt).bound
+        for name in names_of(stmt).bound if isinstance(stmt, cst.SimpleStatementLine) else ():
+            module_values.setdefault(name, []).append(stmt)
+    for name, stmts in module_values.items():  # `name = <value>` alone: the value; else unknown
+        values = [s.body[0].value for s in stmts if len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                  and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)]
+        module_values[name] = values if len(values) == len(stmts) else [cst.Name("None"), cst.Name("None")]
+    for kind, stmt in reader.items:  # bound in a compound statement: unknown
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for name in names_of(stmt).bound:
+                module_values[name] = [cst.Name("None"), cst.Name("None")]
     data -= graph | set(bound)
 
     def operation(node: cst.BaseExpression) -> Optional[Tuple[str, bool, List[cst.BaseExpression]]]:
@@ -224,10 +240,68 @@ def check_arithmetic_chains(reader: ProgramCode) -> None:
                 out.append((operand, kind_of(operand, seen)))
         return nested
 
+    int_data = {name for name in data if len(module_values.get(name, [])) == 1
+                and _integer_literal(module_values[name][0])}
+    int_placeholders = {p.name for p in reader.placeholders if p.dtype in _INTEGER_DTYPES}
+
+    def integer(node: cst.BaseExpression, seen: Set[str]) -> bool:
+        """An integer tensor or number, known from the syntax: integer literals and module-level
+        names bound once to one, integer placeholders, ``tf.shape``/``size``/``rank``/``argmax``,
+        ``tf.range`` and ``tf.cast(..., tf.int32)``, items of these, and ``+``/``-``/``*``/``//``/``%``
+        of them. Integer arithmetic is exact (wrapping too is associative), so grappler's regrouping
+        cannot change its value."""
+        if isinstance(node, cst.Name) and id(node) in params:  # every call site passes an integer
+            func, position, param = params[id(node)]
+            key = f"{func.name.value}#{position}"
+            calls = sites.get(func.name.value, [])
+            if key in seen or helpers.get(func.name.value) is not func or not calls:
+                return False
+            for call in calls:
+                passed = [a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+                positional = [a for a in call.args if a.keyword is None]
+                if position < len(positional):
+                    passed.append(positional[position].value)
+                if any(a.star for a in call.args) or len(passed) != 1 or not integer(passed[0], seen | {key}):
+                    return False
+            return True
+        if isinstance(node, cst.Name):
+            if node.value in int_data or node.value in int_placeholders:
+                return True
+            target, inner = resolve(node, seen)
+            return target is not node and integer(target, inner)
+        if _integer_literal(node):
+            return True
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            return integer(node.expression, seen)
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)):
+            return integer(node.left, seen) and integer(node.right, seen)
+        if isinstance(node, cst.Subscript):
+            return integer(node.value, seen)
+        if isinstance(node, cst.Call) and not any(a.star for a in node.args):
+            path = reader.path(node.func)
+            keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+            positional = [a.value for a in node.args if a.keyword is None]
+            if path in _INTEGER_OPS:
+                kind = keywords.get("out_type", keywords.get("output_type"))
+                return kind is None or reader.path(kind) in _INTEGER_DTYPES
+            if path == "range" and "dtype" not in keywords:
+                return all(integer(arg, seen) for arg in positional + list(keywords.values()) if arg is not None)
+            if path == "cast":
+                dtype = keywords.get("dtype", positional[1] if len(positional) > 1 else None)
+                return dtype is not None and reader.path(dtype) in _INTEGER_DTYPES
+        return False
+
     def decide(expr: cst.BaseExpression, family: str, out: list, nested_add: bool) -> None:
         """Decline the chain at ``expr`` (its ``out`` leaves with their kinds) if grappler may
-        regroup it (see above)."""
+        regroup it (see above); a chain of integers is exact however it is grouped."""
         if len(out) < 3:
+            return
+        if all(integer(leaf, set()) for leaf, _ in out) and (family == "+" or not any(
+                isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)
+                or isinstance(n, cst.Call) and reader.path(n.func) in ("divide", "math.divide", "div", "truediv",
+                                                                      "math.truediv", "realdiv")
+                for n in nodes_of(expr, cst.BaseExpression))):
             return
         count = {k: sum(1 for _, kind in out if kind == k) for k in "CTU"}
         tensors = [leaf for leaf, kind in out if kind != "C"]
@@ -294,3 +368,10 @@ def check_arithmetic_chains(reader: ProgramCode) -> None:
             out: list = []
             nested_add = leaves(expr, op[0], set(), out)
             decide(expr, op[0], out, nested_add)
+
+
+def _integer_literal(node: cst.CSTNode) -> bool:
+    """An integer literal, possibly negated."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer)

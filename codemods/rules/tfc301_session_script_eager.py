@@ -46,7 +46,15 @@ class SessionScriptEager(TfcCodemod):
     `tf.Variable` that each training step assigns; `tf.train.exponential_decay(...,
     global_step, ...)` learning rates (a callable eagerly, read before the step's increment as
     in TF 1); a global step made by `tf.Variable(0, trainable=False)`; TF 1 RNN cells
-    (`BasicLSTMCell`, `GRUCell`, `BasicRNNCell`) with `dynamic_rnn`; convolutional networks
+    (`BasicLSTMCell`, `LSTMCell`, `GRUCell`, `BasicRNNCell`, `MultiRNNCell`) with `dynamic_rnn`,
+    `static_rnn` over `tf.unstack`ed steps, `static_bidirectional_rnn` and
+    `bidirectional_dynamic_rnn` (`sequence_length=` too), each called only with the arguments
+    measured to compute the same (`LSTMCell(use_peepholes=True)` is declined: its forget gate's
+    chain with `forget_bias` is regrouped by grappler, measured), spelled `tf.nn.rnn_cell.X`,
+    `tf.contrib.rnn.X` or `rnn.X` after `from tensorflow.contrib import rnn` (TF 1.15's
+    `contrib.rnn` re-exports those very cells and static RNNs; the alias must be bound by that
+    import alone and read only as `rnn.<name>`, and contrib's own cells and `DropoutWrapper` stay
+    declined); convolutional networks
     (`tf.nn.conv2d`, `tf.nn.max_pool`/`avg_pool`, `tf.layers.conv2d`/`max_pooling2d`/
     `average_pooling2d`, TF 1's default initializers written out); `tf.nn.dropout` and
     `tf.layers.dropout` (a `keep_prob` or `is_training` placeholder becomes an argument, so an
@@ -118,7 +126,8 @@ class SessionScriptEager(TfcCodemod):
     compound statement, needs it, other learning-rate schedules,
     `from tensorflow import ...` (other than the MNIST loader above), the tutorial's other
     modules (`tensorflow.examples.tutorials.mnist.mnist`), `xavier_initializer(uniform=False)`
-    (contrib's truncated normal, which no TF 2 initializer draws), a chain of `+`/`-` (or `*`/`/`) that grappler
+    (contrib's truncated normal, which no TF 2 initializer draws), `tf.train.Saver` (checkpoints
+    are not migrated yet), TensorBoard summaries (`tf.summary.*`), a chain of `+`/`-` (or `*`/`/`) that grappler
     regroups (see below), a `reset_default_graph()` after TensorFlow was
     first used (it discards the seed and graph built so far), any TF name outside the rule's tables, a notebook line of IPython
     that may touch the program (a magic other than `%matplotlib`, `%config`, `%pip` and help, or a
@@ -233,7 +242,10 @@ class SessionScriptEager(TfcCodemod):
     folding's push-down), and the same tensor twice in a `+`/`-` chain of three or more. A
     difference of a sum (`tf.matmul(x, W) + b - y`) and a chain of one tensor and constants
     (`1 - p + 1e-7`) train the same (every three-operand arrangement measured on generated
-    chains: 0 of 180 with a subtraction differed, 15 of 30 sums of three did).
+    chains: 0 of 180 with a subtraction differed, 15 of 30 sums of three did). A chain of
+    integers (`tf.range(0, batch_size) * seq_max_len + (seqlen - 1)`, TensorFlow-Examples' way
+    to pick each sequence's last output: `tf.shape`, `tf.range`, `argmax`, integer placeholders,
+    casts to integers and integer literals) is exact however it is grouped, and is kept.
     '''
 
     CODE: ClassVar[str] = "TFC301"

@@ -608,7 +608,15 @@ class Reader:
             if path.startswith(tfnames.RANDOM_PREFIXES) and path not in allowed:
                 raise Decline(at, f"`tf.{path}` draws random numbers in the {where}: of the random ops only "
                                   "dropout is migrated (the proofs align its masks; not yet the others)")
-            if path.startswith(("train.", "summary.", "Session", "InteractiveSession")):
+            if path in ("train.Saver", "train.import_meta_graph"):
+                raise Decline(at, f"`tf.{path}`: saving and restoring checkpoints is not migrated (the eager "
+                                  "program would save its variables, slots included, under their TF 1 names: "
+                                  "not built yet)")
+            if path.startswith("summary."):
+                raise Decline(at, f"`tf.{path}`: TensorBoard summaries and event files are not migrated (a TF 2 "
+                                  "program writes them with `tf.summary.create_file_writer` and "
+                                  "`tf.summary.scalar(..., step=...)`)")
+            if path.startswith(("train.", "Session", "InteractiveSession")):
                 raise Decline(at, f"`tf.{path}` in the {where}")
             if path not in allowed:
                 raise Decline(at, f"`tf.{path}` in the {where} is outside the names this rule knows "

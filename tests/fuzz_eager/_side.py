@@ -269,6 +269,27 @@ def run_after(source: str, initial: Dict[str, Any]) -> Dict[str, Any]:
     return result
 
 
+def _files(root: str) -> set:
+    return {os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root) for f in files}
+
+
+def _checkpoints(root: str, written: List[str]) -> Dict[str, Any]:
+    """Each checkpoint among the files ``written`` (relative paths): its prefix -> {tensor key:
+    encoded array}; each ``checkpoint`` state file -> its text with the work directory taken out."""
+    import tensorflow as tf
+
+    out: Dict[str, Any] = {}
+    for path in written:
+        if path.endswith(".index"):
+            prefix = path[: -len(".index")]
+            reader = tf.train.load_checkpoint(os.path.join(root, prefix))
+            out[prefix] = {key: encode(reader.get_tensor(key)) for key in reader.get_variable_to_shape_map()}
+        elif os.path.basename(path) == "checkpoint":
+            with open(os.path.join(root, path)) as fh:
+                out[path] = fh.read().replace(root + os.sep, "").replace(root, "")
+    return out
+
+
 def main() -> int:
     side = sys.argv[1]
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
@@ -306,6 +327,7 @@ def main() -> int:
         if not line.strip():
             continue
         job = json.loads(line)
+        existing = _files(work)
         try:
             if side == "before":
                 answer = run_before(job["source"])
@@ -313,6 +335,14 @@ def main() -> int:
                 answer = run_after(job["source"], job.get("initial") or {})
         except BaseException as exc:  # noqa: BLE001 - keep serving
             answer = {"ok": False, "error": f"harness: {type(exc).__name__}: {exc}"}
+        written = sorted(_files(work) - existing)
+        if written:  # checkpoints the script saved: reported, then removed for the next job
+            try:
+                answer["checkpoints"] = _checkpoints(work, written)
+            except BaseException as exc:  # noqa: BLE001 - reported
+                answer.setdefault("problems", []).append(f"cannot read the checkpoints written: {exc}")
+            for path in written:
+                os.remove(os.path.join(work, path))
         protocol.write(json.dumps(answer) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -187,7 +187,31 @@ def compare(before: Dict[str, Any], after: Dict[str, Any], *, rtol: float = 0.0)
             diffs.append(f"{name} (max abs diff {err:.3g})")
     if diffs:
         problems.append("variables differ: " + ", ".join(diffs))
+    problems += _checkpoint_problems(before.get("checkpoints") or {}, after.get("checkpoints") or {})
     problems += list(after.get("problems") or [])
     only_after = sorted(set(a_vars) - set(b_vars))
     return Comparison("different" if problems else "equal", "; ".join(problems), max_diff,
                       bitwise and not problems, printed, len(b_vars), only_after, before, after)
+
+
+def _checkpoint_problems(before: Dict[str, Any], after: Dict[str, Any]) -> List[str]:
+    """The checkpoints each side wrote (``_side``: path prefix -> tensor key -> array, and each
+    ``checkpoint`` state file's text): the same files, keys and tensors, bit for bit."""
+    if set(before) != set(after):
+        return [f"checkpoints written: {sorted(before)} before, {sorted(after)} after"]
+    problems = []
+    for prefix in sorted(before):
+        b, a = before[prefix], after[prefix]
+        if isinstance(b, str) or isinstance(a, str):  # a `checkpoint` state file
+            if a != b:
+                problems.append(f"checkpoint state {prefix}: {b!r} before, {a!r} after")
+            continue
+        if set(b) != set(a):
+            problems.append(f"checkpoint {prefix}: keys {sorted(set(b) - set(a))} only before, "
+                            f"{sorted(set(a) - set(b))} only after")
+            continue
+        for key in sorted(b):
+            x, y = decode(b[key]), decode(a[key])
+            if x.dtype != y.dtype or x.shape != y.shape or not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+                problems.append(f"checkpoint {prefix}: tensor {key} differs")
+    return problems

@@ -277,6 +277,7 @@ def emit(program: Program, reader: Reader) -> str:
     # assemble
     body: List[cst.BaseStatement] = []
     placed_env = placed_model = False
+    call_replace.update(program.saver_calls)  # `saver.save(sess, ...)` -> `saver.save(None, ...)`
     session_t = _Session(call_replace, program.dropped_runs, program.feed_statements, program.late_forward)
     for kind, stmt in program.items:
         if kind == "import":
@@ -303,6 +304,8 @@ def emit(program: Program, reader: Reader) -> str:
             ).with_changes(leading_lines=list(stmt.leading_lines) + [comment]))
         elif kind == "keep":
             body.append(stmt.visit(rename))
+        elif kind == "saver":
+            body.append(_saver(stmt, program, model))
         elif kind == "drop" or kind == "forward":
             pass
         elif kind == "trainop":
@@ -332,6 +335,8 @@ def emit(program: Program, reader: Reader) -> str:
             body.append(stmt.with_changes(body=stmt.body.with_changes(body=inner)))
     if rename.uses_shim:
         body = _add_shim_import(body, alias)
+    if program.savers:
+        body = _add_shim_import(body, alias, "tfclip_compat.checkpoints")
     return program.module.with_changes(body=body).code
 
 
@@ -390,12 +395,35 @@ def _imports(stmt: cst.SimpleStatementLine, program: Program) -> List[cst.BaseSt
     return [stmt.with_changes(body=body)]
 
 
-def _add_shim_import(body: List[cst.BaseStatement], alias: str) -> List[cst.BaseStatement]:
+def _add_shim_import(body: List[cst.BaseStatement], alias: str, module: str = "tfclip_compat") -> List[cst.BaseStatement]:
     for i, stmt in enumerate(body):
         if isinstance(stmt, cst.SimpleStatementLine) and any(
                 isinstance(s, cst.Import) and any(dotted(a.name) == ["tensorflow"] for a in s.names) for s in stmt.body):
-            return body[:i + 1] + [cst.parse_statement("import tfclip_compat")] + body[i + 1:]
-    return [cst.parse_statement("import tfclip_compat")] + body
+            return body[:i + 1] + [cst.parse_statement(f"import {module}")] + body[i + 1:]
+    return [cst.parse_statement(f"import {module}")] + body
+
+
+def _saver(stmt: cst.BaseStatement, program: Program, model: str) -> cst.BaseStatement:
+    """``saver = tf.train.Saver(...)`` -> ``tfclip_compat.checkpoints.Saver(lambda: <every variable
+    of the TF 1 graph>, ...)``: the model's variables, each optimizer's (slots, beta powers) and the
+    global steps, built into a ``tf.compat.v1.train.Saver`` at the first save (they exist by then:
+    the model checked that every training op has run before each save)."""
+    assert isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign)
+    assign = stmt.body[0]
+    call = assign.value
+    assert isinstance(call, cst.Call)
+    optimizers = sorted({t.optimizer for t in program.train_ops.values()})
+    parts = [f"{model}.tf1_variables"]
+    if optimizers:
+        parts.append(f"[v for optimizer in ({', '.join(optimizers)},) for v in optimizer.variables()]")
+    if program.global_steps:
+        parts.append(f"[{', '.join(sorted(program.global_steps))}]")
+    variables = cst.parse_expression(f"lambda: {' + '.join(parts)}")
+    new = cst.Call(func=cst.parse_expression("tfclip_compat.checkpoints.Saver"),
+                   args=[cst.Arg(variables)] + [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args])
+    comment = cst.EmptyLine(comment=cst.Comment(
+        "# TF 1's Saver of every graph variable, built at the first save (the eager variables exist by then)"))
+    return stmt.with_changes(body=[assign.with_changes(value=new)], leading_lines=list(stmt.leading_lines) + [comment])
 
 
 class _FillPass(cst.CSTTransformer):

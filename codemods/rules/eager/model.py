@@ -180,6 +180,8 @@ class Program:
     trainable_calls: Dict[int, int] = field(default_factory=dict)
     # ``tf.Variable(<initial value>, name="w")`` in the forward pass -> ``get_variable`` source (id -> code)
     variable_rewrites: Dict[int, str] = field(default_factory=dict)
+    savers: Dict[str, cst.BaseStatement] = field(default_factory=dict)  # `saver = tf.train.Saver()` statements
+    saver_calls: Dict[int, cst.Call] = field(default_factory=dict)  # id(`saver.save(sess, ...)`) -> eager form
     collection_scopes: Dict[int, str] = field(default_factory=dict)  # among trainable_calls: scope filters
     # ``feed = {x: a, y: b}`` in the session block -> ``feed = {"x": a, "y": b}`` (id -> new statement)
     feed_statements: Dict[int, cst.BaseStatement] = field(default_factory=dict)
@@ -508,6 +510,13 @@ class Reader:
         self.name_needs: Dict[str, List[str]] = {}
         self._session_depth = 0  # compound statements around the session statement being read
         self._trained = False  # a run of a training op has been read in the session block
+        # (round 14) checkpoints: `saver = tf.train.Saver()` at module level -> its statement; the
+        # `saver.save(sess, ...)` calls in the session block -> their eager form (`sess` -> None);
+        # the training runs read so far, each with the compound statements around it
+        self.savers: Dict[str, cst.BaseStatement] = {}
+        self.saver_calls: Dict[int, cst.Call] = {}
+        self._train_runs: List[Tuple[Set[str], Tuple[cst.CSTNode, ...]]] = []
+        self._stack: List[cst.CSTNode] = []  # the session block's compound statements around the one read
         self._top = 0  # the index of the module-level statement being read
         self._changes: Dict[str, List[Tuple[float, cst.CSTNode]]] = {}  # in-place changes, by name
         self._sharing: Optional[Dict[str, Set[str]]] = None  # module-level names that may share an object
@@ -740,6 +749,7 @@ class Reader:
         if not used_train:
             raise Decline(self.session, "the session block runs no training op")
         self.check_non_slot_order()
+        self.check_savers()
         self.check_unfed()
         self.check_batch_norm()
         self.check_arithmetic_chains()
@@ -762,7 +772,7 @@ class Reader:
             feed_statements=self.feed_statements, optimizer_feeds=self.optimizer_feeds,
             late_forward=self.late_forward, guarded=self.guarded, eager_fetches=self.eager_fetches, name_needs=self.name_needs,
             trainable_calls=self.trainable_calls, variable_rewrites=self.variable_rewrites,
-            collection_scopes=self.collection_scopes,
+            collection_scopes=self.collection_scopes, savers=self.savers, saver_calls=self.saver_calls,
         )
 
     def check_arithmetic_chains(self) -> None:
@@ -1266,6 +1276,10 @@ class Reader:
             if path == "set_random_seed":
                 self.items.append(("keep", stmt))
                 return
+        if (assign is not None and isinstance(assign[0], cst.Name) and isinstance(assign[1], cst.Call)
+                and self.path(assign[1].func) == "train.Saver"):
+            self.saver_statement(stmt, assign[0].value, assign[1])
+            return
         if assign is not None and isinstance(assign[0], cst.Name) and self._update_ops_value(assign[1]):
             if self.bind_counts.get(assign[0].value, 0) != 1:
                 raise Decline(stmt, f"`{assign[0].value}` (the UPDATE_OPS collection) is bound more than once")
@@ -2313,18 +2327,132 @@ class Reader:
             for part in header:
                 self.plain_with_runs(part, stmt)
             self._session_depth += 1
+            self._stack.append(stmt)
             self.block(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [])
             orelse = getattr(stmt, "orelse", None)
             while orelse is not None:
+                self._stack[-1] = orelse  # an `else`/`elif` branch: not the `if` body's runs
                 if isinstance(orelse, cst.If):
                     self.plain_with_runs(orelse.test, orelse)
                 self.block(orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else [])
                 orelse = getattr(orelse, "orelse", None)
+            self._stack.pop()
             self._session_depth -= 1
             return
         if isinstance(stmt, (cst.Try, cst.FunctionDef, cst.ClassDef)) and sess in names_of(stmt).read:
             raise Decline(stmt, "the session is used inside a try/def/class in the session block")
         self.plain_with_runs(stmt, stmt)
+
+    def saver_statement(self, stmt: cst.BaseStatement, name: str, call: cst.Call) -> None:
+        """``saver = tf.train.Saver([max_to_keep=<int>][, keep_checkpoint_every_n_hours=<number>])``:
+        every global variable of the graph built so far (checked at the end: the graph must be
+        complete), saved under its TF 1 name; eagerly ``tfclip_compat.checkpoints.Saver``."""
+        for arg in call.args:
+            key = arg.keyword.value if arg.keyword is not None else None
+            value = arg.value
+            if isinstance(value, cst.UnaryOperation):
+                value = value.expression
+            literal = isinstance(value, (cst.Integer, cst.Float)) or (isinstance(value, cst.Name) and value.value == "None")
+            if arg.star or key not in ("max_to_keep", "keep_checkpoint_every_n_hours") or not literal:
+                shown = f"`{key}=`" if key else "a positional argument"
+                raise Decline(arg, f"`tf.train.Saver` with {shown} (only `max_to_keep=` and "
+                                   "`keep_checkpoint_every_n_hours=` literals are followed: the eager saver saves "
+                                   "every variable of the TF 1 graph)")
+        if self.bind_counts.get(name, 0) != 1:
+            raise Decline(stmt, f"`{name}` (a `tf.train.Saver`) is bound more than once")
+        self.savers[name] = stmt
+        self.items.append(("saver", stmt))
+
+    def _is_save(self, call: cst.Call) -> bool:
+        func = call.func
+        return (isinstance(func, cst.Attribute) and func.attr.value == "save" and isinstance(func.value, cst.Name)
+                and func.value.value in self.savers)
+
+    def save_site(self, call: cst.Call) -> None:
+        """``saver.save(sess, path[, global_step=...])``: eagerly ``saver.save(None, ...)``, which needs
+        every optimizer's variables, made at its first step: so each training op must have run
+        before the save, every time the save runs (a run in a block around the save, or in a
+        ``for`` loop over a ``range`` that runs at least once)."""
+        args = list(call.args)
+        positional = [a for a in args if a.keyword is None]
+        keywords = [a.keyword.value for a in args if a.keyword is not None]
+        if (any(a.star for a in args) or len(positional) != 2 or not isinstance(positional[0].value, cst.Name)
+                or positional[0].value.value != self.session_name or set(keywords) - {"global_step"}):
+            raise Decline(call, "a checkpoint saved other than by `saver.save(sess, path[, global_step=...])`")
+        for arg in args[1:]:
+            read = names_of(arg.value).read
+            hit = read & (self.graph_names() | set(self.feed_dicts) | {self.session_name, self.alias})
+            if hit and not (arg.keyword is not None and isinstance(arg.value, cst.Name)
+                            and arg.value.value in self.global_steps):
+                raise Decline(call, f"`saver.save` with an argument that reads `{sorted(hit)[0]}` (only a path and a "
+                                    "Python or global-step `global_step=` are followed)")
+        stack = tuple(self._stack)
+        for name in sorted(self.train_ops):
+            if not any(name in trains and self._runs_before(where, stack) for trains, where in self._train_runs):
+                raise Decline(call, f"a checkpoint saved where the training op `{name}` may not have run yet (its "
+                                    "optimizer's slots exist eagerly only after its first step; TF 1 saved their "
+                                    "initial values)")
+        self.saver_calls[id(call)] = call.with_changes(args=[args[0].with_changes(value=cst.Name("None"))] + args[1:])
+
+    def _runs_before(self, where: Tuple[cst.CSTNode, ...], stack: Tuple[cst.CSTNode, ...]) -> bool:
+        """A run read earlier, inside the compound statements ``where``, has run before a statement
+        inside ``stack`` runs: the run's blocks around it enclose the statement too, but for ``for``
+        loops over a ``range`` of at least one step."""
+        common = 0
+        while common < min(len(where), len(stack)) and where[common] is stack[common]:
+            common += 1
+        return all(isinstance(loop, cst.For) and self._runs_once_at_least(loop) for loop in where[common:])
+
+    def _runs_once_at_least(self, loop: cst.For) -> bool:
+        """``for ... in range(n)`` / ``range(a, b)`` with integers the rule can compute, at least one step."""
+        it = loop.iter
+        if loop.orelse is not None or not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name)
+                                           and it.func.value == "range" and "range" not in self.bind_counts):
+            return False
+        if any(a.keyword is not None or a.star for a in it.args) or not 1 <= len(it.args) <= 2:
+            return False
+        bounds = [self._int_value(a.value) for a in it.args]
+        if any(b is None for b in bounds):
+            return False
+        start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+        return stop > start  # type: ignore[operator]
+
+    def _int_value(self, node: cst.BaseExpression) -> Optional[int]:
+        """An integer literal, a module-level name bound once to one, or ``+``/``-``/``*`` of them."""
+        if isinstance(node, cst.Integer):
+            return int(node.evaluated_value)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self._int_value(node.expression)
+            return None if inner is None else -inner
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+            left, right = self._int_value(node.left), self._int_value(node.right)
+            if left is None or right is None:
+                return None
+            return left + right if isinstance(node.operator, cst.Add) else (
+                left - right if isinstance(node.operator, cst.Subtract) else left * right)
+        if isinstance(node, cst.Name) and self.bind_counts.get(node.value, 0) == 1:
+            for stmt in self.module.body:
+                assign = _single_assign(stmt)
+                if assign is not None and isinstance(assign[0], cst.Name) and assign[0].value == node.value:
+                    return self._int_value(assign[1]) if isinstance(assign[1], cst.Integer) else None
+        return None
+
+    def check_savers(self) -> None:
+        """A saver sees every variable: no graph statement builds variables or training ops after it,
+        and it is used only by the saves read in the session block."""
+        for name, stmt in self.savers.items():
+            at = next(i for i, (_, s) in enumerate(self.items) if s is stmt)
+            later = [s for kind, s in self.items[at + 1:] if kind in ("forward", "trainop", "holder")]
+            if later:
+                raise Decline(stmt, f"`{name} = tf.train.Saver()` is built before the graph is complete (TF 1 saves "
+                                    "only the variables that exist when the saver is built)")
+            uses = [n for n in nodes_of(self.module, cst.Name) if n.value == name]
+            saved = {id(c.func.value) for c in self.saver_calls.values()}  # type: ignore[union-attr]
+            target = _single_assign(stmt)
+            if any(id(n) not in saved and (target is None or n is not target[0]) for n in uses):
+                raise Decline(stmt, f"`{name}` (a `tf.train.Saver`) is used other than by `.save(sess, path)` in "
+                                    "the session block: restoring a checkpoint is not migrated (the eager program's "
+                                    "optimizer variables exist only after its first step)")
 
     def drop_init_run(self, call: cst.Call) -> None:
         """An initializer run goes: the eager program initializes each variable once, when the model
@@ -2381,13 +2509,21 @@ class Reader:
         runs = [c for c in calls_of(node) if self._is_run(c)]
         for call in runs:
             self.run_site(call)
+        saves = [c for c in calls_of(node) if self._is_save(c)]
+        for call in saves:
+            self.save_site(call)
         # every run at once (a second `deep_replace` no longer finds a node the first one rebuilt:
         # `str(sess.run(A)) + str(sess.run(b))` kept its second run)
-        rest = node.visit(_ReplaceCalls({id(call) for call in runs})) if runs else node
+        done = runs + saves
+        rest = node.visit(_ReplaceCalls({id(call) for call in done})) if done else node
         names = names_of(rest).read
         if names & set(self.feed_dicts):
             raise Decline(stmt, f"the feed dict `{sorted(names & set(self.feed_dicts))[0]}` is used other than "
                                 "as `feed_dict=` of a `run`")
+        if names & set(self.savers):
+            raise Decline(stmt, f"`{sorted(names & set(self.savers))[0]}` (a `tf.train.Saver`) is used other than by "
+                                "`.save(sess, path[, global_step=...])` after training: restoring a checkpoint is not "
+                                "migrated (the eager program's optimizer variables exist only after its first step)")
         if self.session_name in names:
             raise Decline(stmt, f"the session `{self.session_name}` is used other than by `{self.session_name}.run(...)`")
         for call in calls_of(rest):
@@ -2507,6 +2643,8 @@ class Reader:
             raise Decline(call, "fetches that are not a name, a list/tuple of names or a dict of string keys to names")
         trains = [n for n in names if n in self.train_ops]
         self._trained = self._trained or bool(trains)
+        if trains:
+            self._train_runs.append((set(trains), tuple(self._stack)))
         for n in names:
             if n in self.train_ops or n in self.forward_names:
                 continue

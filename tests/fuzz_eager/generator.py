@@ -8,7 +8,10 @@ Inside the class (``Program.inside``): one graph, placeholders fed from numpy, a
 module level / in a helper function / in a class, ``tf.layers`` (dense, batch normalization,
 dropout), ``get_variable``, ``tf.Variable``, Keras layers, embeddings, ``dynamic_rnn`` with TF 1
 cells, one or two optimizers (GANs: ``var_list`` by scope), constant or ``exponential_decay``
-learning rates with a global step, ``minimize`` / compute-clip-apply (``clip_by_value``,
+learning rates with a global step, (round 14) ``static_rnn`` / bidirectional RNNs / ``LSTMCell`` /
+``MultiRNNCell`` / ``sequence_length`` with cells spelled ``tf.nn.rnn_cell``, ``tf.contrib.rnn`` or
+``rnn`` (``from tensorflow.contrib import rnn``), ``tf.train.Saver`` saves (every checkpoint
+compared), ``minimize`` / compute-clip-apply (``clip_by_value``,
 ``clip_by_norm``) / ``zip(*compute_gradients)`` + ``clip_by_global_norm`` / ``tf.gradients`` +
 ``clip_by_global_norm``, UPDATE_OPS under ``control_dependencies``, ``is_training`` and
 ``keep_prob`` placeholders, a module-level ``tf.reset_default_graph()`` / ``ops.reset_default_graph()``
@@ -17,7 +20,9 @@ learning rates with a global step, ``minimize`` / compute-clip-apply (``clip_by_
 
 Just outside it (``Program.outside`` names the construct; the rule must decline and leave the
 file byte-identical): ``MonitoredTrainingSession``, queue runners, tensors fetched by name,
-ops created inside the loop, ``partial_run``, ``tf.device`` towers, an Estimator ``model_fn``.
+ops created inside the loop, ``partial_run``, ``tf.device`` towers, an Estimator ``model_fn``, and
+(round 14) ``DropoutWrapper``, the contrib alias used as a value, ``LSTMCell(use_peepholes=True)``,
+a save before the first training step, a restore.
 
 Every script prints each fetched number as ``repr(float(v))`` (round-trips: compared bit for
 bit), random ops carry op-level seeds under a graph seed (the same masks in graph mode and in a
@@ -293,6 +298,8 @@ RNN_SPELLINGS = ("tf.nn.rnn_cell", "tf.contrib.rnn", "rnn")
 # module alias used as a value, which the rule cannot follow; LSTMCell's peepholes, whose forget-gate
 # chain grappler regroups: measured).
 OUTSIDE_RNN = ("rnn_dropout_wrapper", "rnn_alias_as_value", "lstm_peepholes")
+# (round 14) checkpoints just outside the class: a save before the first step, a restore.
+OUTSIDE_SAVER = ("saver_before_training", "saver_restore")
 
 
 def _rnn_encoder(g: _Gen, enc: str, cell_args: str, feat_dim: int, length: int) -> (List[str], int):
@@ -568,6 +575,30 @@ def _classifier(g: _Gen) -> List[str]:
             g.tags.add("helper:printing")
             lines += ["def report(name, value):", "    print(name, repr(float(value)))", "", ""]
             loop.append("    report(\"loss\", train_loss)")
+    # (round 14) checkpoints: `tf.train.Saver()` after the graph, saves after the training run
+    # (the harness compares every checkpoint both sides write); just outside: a save that runs
+    # before the first step (TF 1 saves the initial slots the eager optimizer has not made), a restore
+    saver_draw = g.alt14.random()
+    if g.outside is None and saver_draw < 0.23:
+        lines += ["", g.alt14.choice(["saver = tf.train.Saver()", "saver = tf.train.Saver(max_to_keep=2)"])]
+        trained_at = max(i for i, ln in enumerate(loop) if "train_op" in ln and "sess.run(" in ln)
+        step_arg = g.alt14.choice(["step", "global_step"]) if gstep_kind != "none" else "step"
+        if saver_draw < 0.15:
+            g.tags.add("saver:save")
+            if g.alt14.random() < 0.5:
+                loop[trained_at + 1:trained_at + 1] = [
+                    "    if step % 2 == 1:",
+                    f"        print(\"saved\", saver.save(sess, \"checkpoints/model.ckpt\", global_step={step_arg}))"]
+            else:
+                g.tags.add("saver:after_loop")
+                loop.append("print(\"saved\", saver.save(sess, \"checkpoints/final.ckpt\"))")
+        elif saver_draw < 0.2:
+            g.outside = "saver_before_training"
+            loop.insert(next(i for i, ln in enumerate(loop) if ln.startswith("for step in")) + 1,
+                        "    saver.save(sess, \"checkpoints/model.ckpt\")")
+        else:
+            g.outside = "saver_restore"
+            loop += ["saver.save(sess, \"checkpoints/final.ckpt\")", "saver.restore(sess, \"checkpoints/final.ckpt\")"]
     if gstep_kind != "none" and g.r.random() < 0.5:
         g.tags.add("fetch_global_step")
         loop.append("print(\"global step\", int(sess.run(global_step)))")

@@ -493,6 +493,13 @@ def _classifier(g: _Gen) -> List[str]:
         g.tags.add("weight_decay")
         lines.append("loss = loss + 1e-3 * tf.add_n([tf.nn.l2_loss(v) for v in tf.trainable_variables()])")
     has_acc = seq or task == "classify"
+    # (round 14) a placeholder only an evaluation tensor reads, which the training runs leave
+    # unfed (the cookbook SVMs' `prediction_grid`): TF 1 runs the pruned graph; fed once at the end
+    probe = g.alt14.random() < 0.12
+    if probe:
+        g.tags.add("placeholder:unfed_in_training")
+        lines += [f"probe = tf.placeholder(tf.float32, [None, {classes}], name=\"probe\")",
+                  "probe_score = tf.reduce_mean(tf.square(logits - probe))"]
     # learning rate and global step
     schedule = g.pick("lr", ["constant", "exponential_decay"], [3, 2])
     gstep_kind = "get_or_create" if schedule == "exponential_decay" else \
@@ -575,6 +582,9 @@ def _classifier(g: _Gen) -> List[str]:
             g.tags.add("helper:printing")
             lines += ["def report(name, value):", "    print(name, repr(float(value)))", "", ""]
             loop.append("    report(\"loss\", train_loss)")
+    if probe:
+        feed = ", ".join(eval_feed + [f"probe: np.full((8, {classes}), 0.25, np.float32)"])
+        loop.append("print(\"probe\", repr(float(sess.run(probe_score, feed_dict={" + feed + "}))))")
     # (round 14) checkpoints: `tf.train.Saver()` after the graph, saves after the training run
     # (the harness compares every checkpoint both sides write); just outside: a save that runs
     # before the first step (TF 1 saves the initial slots the eager optimizer has not made), a restore

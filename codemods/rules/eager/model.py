@@ -2685,8 +2685,10 @@ class Reader:
                 feeds[p.name] = p.default  # what TF 1 computes for a placeholder_with_default not fed
         needed = {n for t in trains for n in self.optimizer_feeds.get(self.train_ops[t].optimizer, [])}
         missing = [p.name for p in self.placeholders if p.name not in feeds and (not p.optimizer_only or p.name in needed)]
-        if missing and (trains or any(p.optimizer_only for p in self.placeholders if p.name in missing)):
+        if missing and any(p.optimizer_only for p in self.placeholders if p.name in missing):
             raise Decline(call, f"placeholder `{missing[0]}` is not fed by this `run`")
+        # (round 14) a training run may leave unfed what its loss and gradient processing do not
+        # need (an SVM's `prediction_grid`): checked with the evaluation runs in ``check_unfed``
         fed_optimizer = [p.name for p in self.placeholders if p.optimizer_only and p.name in feeds]
         # a run that feeds only some placeholders (``sess.run(prediction, {x: ...})``): the model
         # skips what needs the others (checked for the whole program in ``check_unfed``)
@@ -2743,6 +2745,17 @@ class Reader:
                 if lacking:
                     raise Decline(run.call, f"placeholder `{sorted(lacking)[0]}` is not fed by this `run`, "
                                             f"and the fetched `{name}` needs it")
+                if name in self.train_ops:  # what the training op reads: its loss, lists, processing
+                    t = self.train_ops[name]
+                    read = {t.loss} | set(t.var_list or []) | set(t.var_reads)
+                    for node in [t.node] + list(t.block):
+                        read |= names_of(node).read
+                    for used in sorted(read):
+                        lacking = (needs.get(used, set()) | ({used} & optional)) & set(run.unfed)
+                        if lacking:
+                            raise Decline(run.call, f"placeholder `{sorted(lacking)[0]}` is not fed by this training "
+                                                    f"`run`, and `{used}`, which the training op `{name}` reads, "
+                                                    "needs it")
         self.name_needs = {name: sorted(req) for name, req in needs.items()}
 
 

@@ -99,7 +99,15 @@ class SessionScriptEager(TfcCodemod):
     and one of no graph tensor at all (`tf.argmax(labels[r:r + 1], 1)`) is computed eagerly in
     its place. An evaluation run may leave placeholders unfed (`sess.run(prediction, {x: ...})`):
     the model gets None for them and skips the plain assignments of stateless ops that need them
-    (`if y is not None:`), which is what TF 1's pruned graph did. Two Adam optimizers must first train in the order they were built
+    (`if y is not None:`), which is what TF 1's pruned graph did; a training run may do so too
+    when its loss and gradient processing do not need the placeholder (the cookbook SVMs'
+    `prediction_grid`). Checkpoints: `saver = tf.train.Saver([max_to_keep=...])` built after the
+    graph, and `saver.save(sess, path[, global_step=...])` after every training op has run
+    (each time the save runs: a run in a block around it, or in a `for` loop over a `range` of
+    at least one step), become `tfclip_compat.checkpoints.Saver`: the same files, keys and
+    tensors (weights, slots, beta powers, global step; the `max_to_keep` rotation and the
+    `checkpoint` file), which TF 1 code restores; eagerly there is no graph, so no `.meta` file.
+    Two Adam optimizers must first train in the order they were built
     (their `beta1_power` variables are named in that order in both worlds).
 
     Declined, with the cause named and the file left to the per-site rules: Estimator
@@ -121,13 +129,17 @@ class SessionScriptEager(TfcCodemod):
     sampling), batch normalization whose training ops are not all under
     UPDATE_OPS or that a run without a training op may put in training mode (TF 1 would not update its
     statistics there; the eager model would: measured), Keras layers, classes that build optimizers or training ops, derive from another class or are
-    used outside the forward pass, a training run that leaves a placeholder unfed, an evaluation
+    used outside the forward pass, a training run that leaves unfed a placeholder its loss or
+    gradient processing needs (or one an optimizer reads), an evaluation
     run that leaves one unfed when a fetched tensor, or a layer, variable, random op, helper or
     compound statement, needs it, other learning-rate schedules,
     `from tensorflow import ...` (other than the MNIST loader above), the tutorial's other
     modules (`tensorflow.examples.tutorials.mnist.mnist`), `xavier_initializer(uniform=False)`
-    (contrib's truncated normal, which no TF 2 initializer draws), `tf.train.Saver` (checkpoints
-    are not migrated yet), TensorBoard summaries (`tf.summary.*`), a chain of `+`/`-` (or `*`/`/`) that grappler
+    (contrib's truncated normal, which no TF 2 initializer draws), a `tf.train.Saver` built before
+    the graph is complete, given a `var_list` or other options, restored (restoring is not
+    migrated: the eager optimizer's slots exist only after its first step) or used other than by
+    `save`, a save that may run before a training op has, TensorBoard summaries (`tf.summary.*`),
+    a chain of `+`/`-` (or `*`/`/`) that grappler
     regroups (see below), a `reset_default_graph()` after TensorFlow was
     first used (it discards the seed and graph built so far), any TF name outside the rule's tables, a notebook line of IPython
     that may touch the program (a magic other than `%matplotlib`, `%config`, `%pip` and help, or a

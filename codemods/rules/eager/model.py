@@ -617,10 +617,12 @@ class Reader:
             if path.startswith(tfnames.RANDOM_PREFIXES) and path not in allowed:
                 raise Decline(at, f"`tf.{path}` draws random numbers in the {where}: of the random ops only "
                                   "dropout is migrated (the proofs align its masks; not yet the others)")
-            if path in ("train.Saver", "train.import_meta_graph"):
-                raise Decline(at, f"`tf.{path}`: saving and restoring checkpoints is not migrated (the eager "
-                                  "program would save its variables, slots included, under their TF 1 names: "
-                                  "not built yet)")
+            if path == "train.Saver":
+                raise Decline(at, "`tf.train.Saver` other than `saver = tf.train.Saver()` at module level after the "
+                                  "graph (the one form the rule migrates: each `saver.save(sess, ...)` then writes the "
+                                  "same checkpoint eagerly)")
+            if path == "train.import_meta_graph":
+                raise Decline(at, "`tf.train.import_meta_graph`: restoring a graph from a checkpoint is not migrated")
             if path.startswith("summary."):
                 raise Decline(at, f"`tf.{path}`: TensorBoard summaries and event files are not migrated (a TF 2 "
                                   "program writes them with `tf.summary.create_file_writer` and "

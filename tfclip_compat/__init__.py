@@ -20,8 +20,10 @@ Layout (all private; the public names are this package's flat ``__all__``):
 * ``_clip`` — robust versions of TF's clip functions; ``_fast_norm`` — the grouped norm;
 * ``_nonfinite`` — the ``nonfinite=`` policies; ``_tf`` — the one place TF is imported.
 
-One public submodule: ``tfclip_compat.mnist``, TF 1's MNIST tutorial loader
-(``tensorflow.examples.tutorials.mnist.input_data``, which TF 2 does not ship), batch for batch.
+Two public submodules: ``tfclip_compat.mnist``, TF 1's MNIST tutorial loader
+(``tensorflow.examples.tutorials.mnist.input_data``, which TF 2 does not ship), batch for batch;
+``tfclip_compat.checkpoints``, ``tf.train.Saver`` for an eager program migrated from a session
+script (TFC301): the TF 1 checkpoint, built at the first save.
 """
 
 from tfclip_compat._clip import (

@@ -21,9 +21,28 @@ One difference: eagerly there is no graph, so no ``.meta`` file is written.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["Saver"]
+__all__ = ["Saver", "tf1_names"]
+
+
+def tf1_names(variables: List[Any]) -> Dict[str, Any]:
+    """``{TF 1 graph name: variable}``. Eagerly two variables may share a name that a TF 1 graph
+    made unique: two Adam optimizers each make ``beta1_power``, which the graph named
+    ``beta1_power`` and ``beta1_power_1`` in the order they were built. ``variables`` come in that
+    order; the k-th repeat of a name gets ``_k`` (the next one free), as the graph's ``unique_name``."""
+    named: Dict[str, Any] = {}
+    seen: Dict[str, int] = {}
+    for variable in variables:
+        if any(variable is known for known in named.values()):
+            continue
+        base = variable.name.split(":")[0]
+        name = base
+        while name in named:
+            seen[base] = seen.get(base, 0) + 1
+            name = f"{base}_{seen[base]}"
+        named[name] = variable
+    return named
 
 
 class Saver:
@@ -46,7 +65,7 @@ class Saver:
             variables = list(self._variables())
             if not variables:
                 raise ValueError("tfclip_compat.checkpoints.Saver: no variables to save yet (run a step first)")
-            self._saver = tf.compat.v1.train.Saver(var_list=variables, **self._kwargs)
+            self._saver = tf.compat.v1.train.Saver(var_list=tf1_names(variables), **self._kwargs)
         return self._saver
 
     def save(self, sess: Any, save_path: str, global_step: Any = None, **kwargs: Any) -> Optional[str]:

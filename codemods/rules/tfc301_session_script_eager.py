@@ -106,7 +106,8 @@ class SessionScriptEager(TfcCodemod):
     (each time the save runs: a run in a block around it, or in a `for` loop over a `range` of
     at least one step), become `tfclip_compat.checkpoints.Saver`: the same files, keys and
     tensors (weights, slots, beta powers, global step; the `max_to_keep` rotation and the
-    `checkpoint` file), which TF 1 code restores; eagerly there is no graph, so no `.meta` file.
+    `checkpoint` file; two Adams' `beta1_power` and `beta1_power_1` named as the graph named
+    them), which TF 1 code restores; eagerly there is no graph, so no `.meta` file.
     Two Adam optimizers must first train in the order they were built
     (their `beta1_power` variables are named in that order in both worlds).
 

@@ -895,6 +895,10 @@ def _gan(g: _Gen) -> List[str]:
               "        _, gl = sess.run([g_train, g_loss], feed_dict={z: noise%s})" % (
                   ", real: batch" if g.alt3.random() < 0.5 else ""),  # feeding real too: common, harmless
               "        print(\"step\", step, \"d\", repr(float(dl)), \"g\", repr(float(gl)))"]
+    if g.alt14.random() < 0.25:  # (round 14) a checkpoint of both optimizers (two Adams: beta1_power_1)
+        g.tags.add("saver:gan")
+        lines.insert(lines.index("with tf.Session() as sess:") - 2, "saver = tf.train.Saver()")
+        lines.append("    print(\"saved\", saver.save(sess, \"checkpoints/gan.ckpt\", global_step=step))")
     return lines
 
 

@@ -412,7 +412,8 @@ def _saver(stmt: cst.BaseStatement, program: Program, model: str) -> cst.BaseSta
     assign = stmt.body[0]
     call = assign.value
     assert isinstance(call, cst.Call)
-    optimizers = sorted({t.optimizer for t in program.train_ops.values()})
+    # in the order TF 1 built them (their non-slot variables, `beta1_power`..., were named so)
+    optimizers = list(dict.fromkeys(t.optimizer for t in program.train_ops.values()))
     parts = [f"{model}.tf1_variables"]
     if optimizers:
         parts.append(f"[v for optimizer in ({', '.join(optimizers)},) for v in optimizer.variables()]")

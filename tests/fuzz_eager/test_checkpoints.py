@@ -76,15 +76,25 @@ with tf.Session() as sess:
 '''
 
 
-def test_two_adams_save_under_the_graphs_unique_names(harness):
+# the second Adam over `w` too: TF 1 names its slots `w/Adam_2`, `w/Adam_3`
+SHARED_ADAMS = TWO_ADAMS.replace("tf.matmul(x, v) - y", "tf.matmul(x, w + v) - y").replace(
+    "minimize(loss2, var_list=[v])", "minimize(loss2)")
+
+
+@pytest.mark.parametrize("source, keys", [
+    (TWO_ADAMS, {"beta1_power", "beta1_power_1", "beta2_power_1"}),
+    (SHARED_ADAMS, {"beta1_power_1", "w/Adam_2", "w/Adam_3"}),
+], ids=["disjoint", "shared"])
+def test_two_adams_save_under_the_graphs_unique_names(harness, source, keys):
     """Eagerly both Adams make a `beta1_power`; TF 1's graph named the second `beta1_power_1`. The
     eager saver names them so, in the order the optimizers were built (measured first: the saver
     over the bare variable list raised "same shared_name 'beta1_power'")."""
-    result = migrate_source(TWO_ADAMS, Options(select=frozenset({"TFC301"})))
+    assert source.count("AdamOptimizer") == 2
+    result = migrate_source(source, Options(select=frozenset({"TFC301"})))
     assert result.changed
-    pair = harness.pair(TWO_ADAMS, result.code)
+    pair = harness.pair(source, result.code)
     assert pair.verdict == "equal" and pair.bitwise, pair.detail
-    assert {"beta1_power", "beta1_power_1", "beta2_power_1"} <= set(pair.before["checkpoints"]["checkpoints/model.ckpt"])
+    assert keys <= set(pair.before["checkpoints"]["checkpoints/model.ckpt"])
 
 
 def test_tf1_names_makes_repeated_names_unique_in_order():

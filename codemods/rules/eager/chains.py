@@ -30,6 +30,8 @@ class ProgramCode(Protocol):
 
     def path(self, node: cst.BaseExpression) -> Optional[str]: ...
 
+    def int_value(self, node: cst.BaseExpression) -> Optional[int]: ...
+
     def graph_names(self) -> Set[str]: ...
 
 # Arithmetic grappler's arithmetic optimizer and constant folding regroup: ``tf.<path>`` ->
@@ -90,20 +92,9 @@ def check_arithmetic_chains(reader: ProgramCode) -> None:
                 bound.setdefault(name, []).extend([other, other])  # bound otherwise: never followed
     graph = reader.graph_names()
     data: Set[str] = set()  # module-level Python values (data, settings, modules): constants in the graph
-    module_values: Dict[str, List[cst.CSTNode]] = {}  # what each module-level statement binds a name to
     for kind, stmt in reader.items:
         if kind in ("keep", "import"):
             data |= names_of(stmt).bound
-        for name in names_of(stmt).bound if isinstance(stmt, cst.SimpleStatementLine) else ():
-            module_values.setdefault(name, []).append(stmt)
-    for name, stmts in module_values.items():  # `name = <value>` alone: the value; else unknown
-        values = [s.body[0].value for s in stmts if len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
-                  and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)]
-        module_values[name] = values if len(values) == len(stmts) else [cst.Name("None"), cst.Name("None")]
-    for kind, stmt in reader.items:  # bound in a compound statement: unknown
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            for name in names_of(stmt).bound:
-                module_values[name] = [cst.Name("None"), cst.Name("None")]
     data -= graph | set(bound)
 
     def operation(node: cst.BaseExpression) -> Optional[Tuple[str, bool, List[cst.BaseExpression]]]:
@@ -240,8 +231,7 @@ def check_arithmetic_chains(reader: ProgramCode) -> None:
                 out.append((operand, kind_of(operand, seen)))
         return nested
 
-    int_data = {name for name in data if len(module_values.get(name, [])) == 1
-                and _integer_literal(module_values[name][0])}
+    int_data = {name for name in data if reader.int_value(cst.Name(name)) is not None}
     int_placeholders = {p.name for p in reader.placeholders if p.dtype in _INTEGER_DTYPES}
 
     def integer(node: cst.BaseExpression, seen: Set[str]) -> bool:

@@ -58,8 +58,14 @@ _MUTATING_FUNCTIONS = frozenset({"shuffle", "copyto", "place", "putmask", "fill_
 # Forward names that create variables or draw random numbers: a tensor built in the session block
 # (after the graph) must use none of them (and none of ``tfnames.STATEFUL_PREFIXES``) to move
 # into the model's ``call``.
-_STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dynamic_rnn", "nn.static_rnn",
-                            "nn.static_bidirectional_rnn", "nn.bidirectional_dynamic_rnn", "nn.dropout"})
+_STATEFUL_NAMES = frozenset({"get_variable", "variable_scope", "name_scope", "nn.dropout"}) | frozenset(
+    path for path in tfnames.RNN_ARGUMENTS if not path.startswith(tfnames.STATEFUL_PREFIXES))  # the RNNs
+def _saver_used_otherwise(name: str) -> str:
+    return (f"`{name}` (a `tf.train.Saver`) is used other than by `.save(sess, path[, global_step=...])` after "
+            "training: restoring a checkpoint is not migrated (the eager program's optimizer variables exist only "
+            "after its first step)")
+
+
 _DROPPED_CALLS = frozenset({"disable_v2_behavior", "disable_eager_execution", "reset_default_graph"})
 _INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables"})
 # Methods of a graph tensor or variable the forward pass may call: they read its static shape (no
@@ -2413,21 +2419,22 @@ class Reader:
             return False
         if any(a.keyword is not None or a.star for a in it.args) or not 1 <= len(it.args) <= 2:
             return False
-        bounds = [self._int_value(a.value) for a in it.args]
+        bounds = [self.int_value(a.value) for a in it.args]
         if any(b is None for b in bounds):
             return False
         start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
         return stop > start  # type: ignore[operator]
 
-    def _int_value(self, node: cst.BaseExpression) -> Optional[int]:
-        """An integer literal, a module-level name bound once to one, or ``+``/``-``/``*`` of them."""
+    def int_value(self, node: cst.BaseExpression) -> Optional[int]:
+        """An integer literal, a module-level name bound once to one, or ``+``/``-``/``*`` of them
+        (a ``range`` bound here; module-level integer constants for the chain check)."""
         if isinstance(node, cst.Integer):
             return int(node.evaluated_value)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            inner = self._int_value(node.expression)
+            inner = self.int_value(node.expression)
             return None if inner is None else -inner
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
-            left, right = self._int_value(node.left), self._int_value(node.right)
+            left, right = self.int_value(node.left), self.int_value(node.right)
             if left is None or right is None:
                 return None
             return left + right if isinstance(node.operator, cst.Add) else (
@@ -2436,7 +2443,7 @@ class Reader:
             for stmt in self.module.body:
                 assign = _single_assign(stmt)
                 if assign is not None and isinstance(assign[0], cst.Name) and assign[0].value == node.value:
-                    return self._int_value(assign[1]) if isinstance(assign[1], cst.Integer) else None
+                    return self.int_value(assign[1]) if isinstance(assign[1], cst.Integer) else None
         return None
 
     def check_savers(self) -> None:
@@ -2452,9 +2459,7 @@ class Reader:
             saved = {id(c.func.value) for c in self.saver_calls.values()}  # type: ignore[union-attr]
             target = _single_assign(stmt)
             if any(id(n) not in saved and (target is None or n is not target[0]) for n in uses):
-                raise Decline(stmt, f"`{name}` (a `tf.train.Saver`) is used other than by `.save(sess, path)` in "
-                                    "the session block: restoring a checkpoint is not migrated (the eager program's "
-                                    "optimizer variables exist only after its first step)")
+                raise Decline(stmt, _saver_used_otherwise(name))
 
     def drop_init_run(self, call: cst.Call) -> None:
         """An initializer run goes: the eager program initializes each variable once, when the model
@@ -2523,9 +2528,7 @@ class Reader:
             raise Decline(stmt, f"the feed dict `{sorted(names & set(self.feed_dicts))[0]}` is used other than "
                                 "as `feed_dict=` of a `run`")
         if names & set(self.savers):
-            raise Decline(stmt, f"`{sorted(names & set(self.savers))[0]}` (a `tf.train.Saver`) is used other than by "
-                                "`.save(sess, path[, global_step=...])` after training: restoring a checkpoint is not "
-                                "migrated (the eager program's optimizer variables exist only after its first step)")
+            raise Decline(stmt, _saver_used_otherwise(sorted(names & set(self.savers))[0]))
         if self.session_name in names:
             raise Decline(stmt, f"the session `{self.session_name}` is used other than by `{self.session_name}.run(...)`")
         for call in calls_of(rest):
